@@ -1,0 +1,24 @@
+//===- AttnDialect.h - attn dialect, attributes and enums -------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_IR_ATTNDIALECT_H
+#define ATTN_IR_ATTNDIALECT_H
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/DialectImplementation.h"
+
+#include "attn/IR/AttnDialect.h.inc"
+#include "attn/IR/AttnEnums.h.inc"
+
+#include "attn/IR/AttnAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "attn/IR/AttnAttrs.h.inc"
+
+#endif // ATTN_IR_ATTNDIALECT_H
