@@ -42,11 +42,16 @@ static Value project(OpBuilder &b, Location loc, Value x, Value w, Value bias,
   SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, x, 0),
                                      tensor::getMixedSize(b, loc, x, 1),
                                      tensor::getMixedSize(b, loc, w, 1)};
+  if (!dest)
+    dest = tensor::EmptyOp::create(b, loc, sizes, elementType);
+  // An f32 destination accumulates in place; others get an f32 temporary.
+  bool accumulateInDest = getElementTypeOrSelf(dest) == f32;
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value accInit = linalg::FillOp::create(
-                      b, loc, zero, tensor::EmptyOp::create(b, loc, sizes, f32)
-                                        .getResult())
-                      .getResult(0);
+  Value accInit =
+      linalg::FillOp::create(
+          b, loc, zero,
+          accumulateInDest ? dest : tensor::EmptyOp::create(b, loc, sizes, f32))
+          .getResult(0);
 
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
@@ -68,9 +73,10 @@ static Value project(OpBuilder &b, Location loc, Value x, Value w, Value bias,
                   })
                   .getResult(0);
 
+  if (!bias && accumulateInDest)
+    return acc;
+
   // Epilogue: add the bias and convert to the destination element type.
-  if (!dest)
-    dest = tensor::EmptyOp::create(b, loc, sizes, elementType);
   SmallVector<Value> inputs = {acc};
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(3)};
   if (bias) {

@@ -1,0 +1,69 @@
+# attn: the two commands a new user runs are `make demo` and `make check`.
+# Everything else here is a thin wrapper around CMake + Ninja.
+
+LLVM_PREFIX ?= /usr/lib/llvm-22
+BUILD_DIR   ?= build
+BUILD_TYPE  ?= Release
+JOBS        ?= $(shell nproc)
+
+# Debian 12 packages: MLIR/LLVM 22, the clang that builds us, lit/FileCheck.
+PACKAGES := cmake ninja-build clang-22 clang-format-22 llvm-22-dev \
+            llvm-22-tools libmlir-22-dev mlir-22-tools
+
+ATTN_OPT := $(BUILD_DIR)/bin/attn-opt
+
+.PHONY: all deps configure build check demo docs format clean
+
+all: build
+
+# Installs only what is missing, so a second run is quiet and quick.
+deps:
+	@missing=""; \
+	for p in $(PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" \
+	    || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+	  echo "deps: installing$$missing"; \
+	  $$sudo apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq \
+	    --no-install-recommends $$missing >/dev/null; \
+	fi
+
+$(BUILD_DIR)/build.ninja: | deps
+	cmake -G Ninja -S . -B $(BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
+	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit \
+	  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+	  -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	ninja -C $(BUILD_DIR) -j $(JOBS)
+
+check: build
+	ninja -C $(BUILD_DIR) -j $(JOBS) check-attn
+
+# The main job on a shipped example: GQA + causal multi-head attention,
+# expanded to projections + attention and canonicalized.
+demo: build
+	@echo "== examples/gqa_causal_mha.mlir: the graph-level op"
+	@cat examples/gqa_causal_mha.mlir
+	@echo
+	@echo "== attn-opt --attn-expand-mha --canonicalize"
+	$(ATTN_OPT) examples/gqa_causal_mha.mlir --attn-expand-mha --canonicalize
+
+# Regenerates the op and pass reference under docs/ from the TableGen sources.
+docs: configure
+	ninja -C $(BUILD_DIR) mlir-doc
+	cp $(BUILD_DIR)/docs/Dialects/AttnDialect.md docs/AttnDialect.md
+	cp $(BUILD_DIR)/docs/Passes/AttnPasses.md docs/AttnPasses.md
+
+format: deps
+	git ls-files '*.cpp' '*.h' '*.c' | xargs clang-format-22 -i
+
+clean:
+	rm -rf $(BUILD_DIR)

@@ -1,0 +1,91 @@
+// RUN: attn-opt %s --canonicalize --split-input-file | FileCheck %s
+
+// Decoding one token with a bottom-right causal mask sees every key: the mask
+// is dropped.
+// CHECK-LABEL: func.func @decode_causal_bottom_right
+// CHECK: attn.attention
+// CHECK-NOT: structured_mask
+// CHECK-SAME: -> tensor<1x4x1x16xf32>
+func.func @decode_causal_bottom_right(%q: tensor<1x4x1x16xf32>,
+    %k: tensor<1x4x64x16xf32>, %o: tensor<1x4x1x16xf32>) -> tensor<1x4x1x16xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x4x1x16xf32>,
+                          tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>)
+      outs(%o : tensor<1x4x1x16xf32>)
+      {structured_mask = #attn.causal<bottom_right>} -> tensor<1x4x1x16xf32>
+  return %0 : tensor<1x4x1x16xf32>
+}
+
+// -----
+
+// The same query under top-left alignment sees only key 0: kept.
+// CHECK-LABEL: func.func @decode_causal_top_left
+// CHECK: structured_mask = #attn.causal<top_left>
+func.func @decode_causal_top_left(%q: tensor<1x4x1x16xf32>,
+    %k: tensor<1x4x64x16xf32>, %o: tensor<1x4x1x16xf32>) -> tensor<1x4x1x16xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x4x1x16xf32>,
+                          tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>)
+      outs(%o : tensor<1x4x1x16xf32>)
+      {structured_mask = #attn.causal<top_left>} -> tensor<1x4x1x16xf32>
+  return %0 : tensor<1x4x1x16xf32>
+}
+
+// -----
+
+// A window wider than the sequence hides nothing (BSHD: S is dim 1).
+// CHECK-LABEL: func.func @wide_window
+// CHECK: attn.attention
+// CHECK-NOT: structured_mask
+// CHECK-SAME: -> tensor<1x8x2x16xf32>
+func.func @wide_window(%q: tensor<1x8x2x16xf32>, %o: tensor<1x8x2x16xf32>)
+    -> tensor<1x8x2x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x8x2x16xf32>,
+                          tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>)
+      outs(%o : tensor<1x8x2x16xf32>)
+      {layout = #attn.layout<bshd>,
+       structured_mask = #attn.sliding_window<left = 7, right = 7>}
+      -> tensor<1x8x2x16xf32>
+  return %0 : tensor<1x8x2x16xf32>
+}
+
+// -----
+
+// One key short on the left: kept.
+// CHECK-LABEL: func.func @narrow_window
+// CHECK: structured_mask = #attn.sliding_window<left = 6, right = 7>
+func.func @narrow_window(%q: tensor<1x8x2x16xf32>, %o: tensor<1x8x2x16xf32>)
+    -> tensor<1x8x2x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x8x2x16xf32>,
+                          tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>)
+      outs(%o : tensor<1x8x2x16xf32>)
+      {layout = #attn.layout<bshd>,
+       structured_mask = #attn.sliding_window<left = 6, right = 7>}
+      -> tensor<1x8x2x16xf32>
+  return %0 : tensor<1x8x2x16xf32>
+}
+
+// -----
+
+// Unknown sequence lengths: nothing can be proven, the mask stays.
+// CHECK-LABEL: func.func @dynamic_length
+// CHECK: structured_mask = #attn.causal<bottom_right>
+func.func @dynamic_length(%q: tensor<1x4x?x16xf32>, %k: tensor<1x4x?x16xf32>,
+                          %o: tensor<1x4x?x16xf32>) -> tensor<1x4x?x16xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x4x?x16xf32>,
+                          tensor<1x4x?x16xf32>, tensor<1x4x?x16xf32>)
+      outs(%o : tensor<1x4x?x16xf32>)
+      {structured_mask = #attn.causal<bottom_right>} -> tensor<1x4x?x16xf32>
+  return %0 : tensor<1x4x?x16xf32>
+}
+
+// -----
+
+// Attention has no side effects: an unused one is erased.
+// CHECK-LABEL: func.func @dead
+// CHECK-NOT: attn.attention
+// CHECK: return
+func.func @dead(%q: tensor<1x4x8x16xf32>) {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      outs(%q : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return
+}

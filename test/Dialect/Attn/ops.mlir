@@ -1,0 +1,151 @@
+// RUN: attn-opt %s | FileCheck %s
+// Round trip through the printer, and through the generic form.
+// RUN: attn-opt %s | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | attn-opt | FileCheck %s
+// RUN: attn-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+
+// CHECK-LABEL: func.func @plain
+// CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+// CHECK-SAME: outs(%{{.*}} : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+// GENERIC-LABEL: sym_name = "plain"
+// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}> ({
+func.func @plain(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>,
+                 %v: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// GQA 4:1, cross-attention (Sq != Sk), Dv != D, f16 in and f32 out, every
+// optional operand and attribute.
+// CHECK-LABEL: func.func @everything
+// CHECK: attn.attention
+// CHECK-SAME: mask(%{{.*}} : tensor<8x32xi1>)
+// CHECK-SAME: bias(%{{.*}} : tensor<2x1x8x32xf16>)
+// CHECK-SAME: kv_lens(%{{.*}} : tensor<2xi32>)
+// CHECK-SAME: outs(%{{.*}} : tensor<2x8x8x32xf32>)
+// CHECK-SAME: scale = 1.250000e-01 : f32
+// CHECK-SAME: structured_mask = #attn.causal<bottom_right>
+// CHECK-SAME: score_mod {
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index):
+// CHECK: math.tanh
+// CHECK: attn.yield %{{.*}} : f32
+// CHECK: } mask_mod {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[NE:.+]] = arith.cmpi ne, %[[I]], %[[J]] : index
+// CHECK-NEXT: attn.yield %[[NE]] : i1
+// CHECK-NEXT: } -> tensor<2x8x8x32xf32>
+func.func @everything(%q: tensor<2x8x8x64xf16>, %k: tensor<2x2x32x64xf16>,
+                      %v: tensor<2x2x32x32xf16>, %m: tensor<8x32xi1>,
+                      %b: tensor<2x1x8x32xf16>, %l: tensor<2xi32>,
+                      %o: tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<2x8x8x64xf16>,
+                          tensor<2x2x32x64xf16>, tensor<2x2x32x32xf16>)
+      mask(%m : tensor<8x32xi1>) bias(%b : tensor<2x1x8x32xf16>)
+      kv_lens(%l : tensor<2xi32>) outs(%o : tensor<2x8x8x32xf32>)
+      {scale = 0.125 : f32, structured_mask = #attn.causal<bottom_right>}
+      score_mod {
+      ^bb0(%s: f32, %bi: index, %h: index, %i: index, %j: index):
+        %c = arith.constant 50.0 : f32
+        %d = arith.divf %s, %c : f32
+        %t = math.tanh %d : f32
+        %r = arith.mulf %t, %c : f32
+        attn.yield %r : f32
+      }
+      mask_mod {
+      ^bb0(%bi: index, %h: index, %i: index, %j: index):
+        %ne = arith.cmpi ne, %i, %j : index
+        attn.yield %ne : i1
+      } -> tensor<2x8x8x32xf32>
+  return %0 : tensor<2x8x8x32xf32>
+}
+
+// Dynamic batch, heads and sequence lengths; BSHD layout; MQA; bf16.
+// CHECK-LABEL: func.func @dynamic_bshd
+// CHECK: attn.attention
+// CHECK-SAME: {layout = #attn.layout<bshd>, structured_mask = #attn.sliding_window<left = 128, right = 0>}
+// CHECK-SAME: -> tensor<?x?x?x64xbf16>
+func.func @dynamic_bshd(%q: tensor<?x?x?x64xbf16>, %k: tensor<?x?x1x64xbf16>,
+                        %v: tensor<?x?x1x64xbf16>, %o: tensor<?x?x?x64xbf16>)
+    -> tensor<?x?x?x64xbf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<?x?x?x64xbf16>,
+                          tensor<?x?x1x64xbf16>, tensor<?x?x1x64xbf16>)
+      outs(%o : tensor<?x?x?x64xbf16>)
+      {layout = #attn.layout<bshd>,
+       structured_mask = #attn.sliding_window<left = 128, right = 0>}
+      -> tensor<?x?x?x64xbf16>
+  return %0 : tensor<?x?x?x64xbf16>
+}
+
+// The default alignment is elided; a non-default one is printed.
+// CHECK-LABEL: func.func @window_bottom_right
+// CHECK: structured_mask = #attn.sliding_window<left = 4, right = 2, alignment = bottom_right>
+func.func @window_bottom_right(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x16x8xf32>,
+                               %o: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x1x4x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%o : tensor<1x1x4x8xf32>)
+      {structured_mask = #attn.sliding_window<left = 4, right = 2,
+                                              alignment = bottom_right>}
+      -> tensor<1x1x4x8xf32>
+  return %0 : tensor<1x1x4x8xf32>
+}
+
+// CHECK-LABEL: func.func @online
+// CHECK: %[[ACC:.+]], %{{.+}}, %[[SUM:.+]] = attn.online_attention
+// CHECK-SAME: offsets(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : index, index, index, index)
+// CHECK-SAME: extents(%{{.*}}, %{{.*}} : index, index)
+// CHECK-SAME: outs(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x8x64x64xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32>)
+// CHECK-SAME: -> tensor<1x8x64x64xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32>
+// CHECK: attn.finalize_online_attention ins(%[[ACC]], %[[SUM]] : tensor<1x8x64x64xf32>, tensor<1x8x64xf32>)
+// CHECK-SAME: outs(%{{.*}} : tensor<1x8x64x64xf16>) -> tensor<1x8x64x64xf16>
+func.func @online(%q: tensor<1x8x64x64xf16>, %k: tensor<1x8x32x64xf16>,
+                  %v: tensor<1x8x32x64xf16>, %acc: tensor<1x8x64x64xf32>,
+                  %max: tensor<1x8x64xf32>, %sum: tensor<1x8x64xf32>,
+                  %kv0: index, %o: tensor<1x8x64x64xf16>)
+    -> tensor<1x8x64x64xf16> {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %r:3 = attn.online_attention
+      ins(%q, %k, %v : tensor<1x8x64x64xf16>, tensor<1x8x32x64xf16>,
+                       tensor<1x8x32x64xf16>)
+      offsets(%c0, %c0, %c0, %kv0 : index, index, index, index)
+      extents(%c64, %c128 : index, index)
+      outs(%acc, %max, %sum : tensor<1x8x64x64xf32>, tensor<1x8x64xf32>,
+                              tensor<1x8x64xf32>)
+      {structured_mask = #attn.causal<top_left>}
+      -> tensor<1x8x64x64xf32>, tensor<1x8x64xf32>, tensor<1x8x64xf32>
+  %out = attn.finalize_online_attention
+      ins(%r#0, %r#2 : tensor<1x8x64x64xf32>, tensor<1x8x64xf32>)
+      outs(%o : tensor<1x8x64x64xf16>) -> tensor<1x8x64x64xf16>
+  return %out : tensor<1x8x64x64xf16>
+}
+
+// CHECK-LABEL: func.func @mha
+// CHECK: attn.multi_head_attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x16x64xf32>, tensor<2x24x32xf32>, tensor<2x24x32xf32>)
+// CHECK-SAME: weights(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<32x32xf32>, tensor<32x16xf32>, tensor<32x48xf32>)
+// CHECK-SAME: proj_biases(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<64xf32>, tensor<32xf32>, tensor<16xf32>, tensor<48xf32>)
+// CHECK-SAME: kv_lens(%{{.*}} : tensor<2xi32>)
+// CHECK-SAME: {num_heads = 4 : i64, num_kv_heads = 2 : i64}
+// CHECK-SAME: -> tensor<2x16x48xf32>
+func.func @mha(%x: tensor<2x16x64xf32>, %y: tensor<2x24x32xf32>,
+               %wq: tensor<64x64xf32>, %wk: tensor<32x32xf32>,
+               %wv: tensor<32x16xf32>, %wo: tensor<32x48xf32>,
+               %bq: tensor<64xf32>, %bk: tensor<32xf32>, %bv: tensor<16xf32>,
+               %bo: tensor<48xf32>, %l: tensor<2xi32>,
+               %o: tensor<2x16x48xf32>) -> tensor<2x16x48xf32> {
+  %0 = attn.multi_head_attention
+      ins(%x, %y, %y : tensor<2x16x64xf32>, tensor<2x24x32xf32>,
+                       tensor<2x24x32xf32>)
+      weights(%wq, %wk, %wv, %wo : tensor<64x64xf32>, tensor<32x32xf32>,
+                                   tensor<32x16xf32>, tensor<32x48xf32>)
+      proj_biases(%bq, %bk, %bv, %bo : tensor<64xf32>, tensor<32xf32>,
+                                       tensor<16xf32>, tensor<48xf32>)
+      kv_lens(%l : tensor<2xi32>)
+      outs(%o : tensor<2x16x48xf32>) {num_heads = 4 : i64, num_kv_heads = 2 : i64}
+      -> tensor<2x16x48xf32>
+  return %0 : tensor<2x16x48xf32>
+}
