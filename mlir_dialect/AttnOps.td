@@ -198,6 +198,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -309,6 +310,7 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention", [
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

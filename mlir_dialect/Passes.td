@@ -33,4 +33,47 @@ def ExpandMultiHeadAttention : Pass<"attn-expand-mha"> {
   ];
 }
 
+def DecomposeAttention : Pass<"attn-decompose"> {
+  let summary = "Lower attn.attention to linalg, arith and math without tiling";
+  let description = [{
+    The naive, unfused lowering: every `attn.attention` becomes a sequence of
+    `linalg.generic` ops on f32 tensors that materialize the whole score
+    matrix: `S = scale * Q K^T`, then score_mod, bias and every mask
+    (hidden keys become -inf), the row max `M`, `P = exp(S - M)` (0 for a row
+    whose keys are all hidden), the row sum `L`, `O = P V`, and
+    `out = L > 0 ? O / L : 0` converted to the output element type.
+
+    Query heads are split as [Hkv, Hq / Hkv] with `tensor.expand_shape` so that
+    every indexing map is a projected permutation, whatever the GQA ratio and
+    whether the head counts are static or dynamic. Both layouts are read in
+    place (no transposes).
+
+    This is the reference lowering every fused kernel is checked and
+    benchmarked against.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def AttachCPUTarget : Pass<"attn-attach-cpu-target", "ModuleOp"> {
+  let summary = "Record the target CPU and features on every llvm.func";
+  let description = [{
+    Sets `target_cpu` and `target_features` on each `llvm.func` so that
+    LLVM's code generator specializes the kernel (AVX2, AVX-512, ...). The
+    value `host` stands for the machine the compiler runs on. The last step of
+    `attn-cpu-pipeline`.
+  }];
+  let options = [
+    Option<"cpu", "cpu", "std::string", /*default=*/"\"host\"",
+           "Target CPU as LLVM names it (e.g. skylake-avx512), or host">,
+    Option<"features", "features", "std::string", /*default=*/"\"host\"",
+           "Target features (e.g. +avx2,+fma), or host">,
+  ];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // ATTN_PASSES_TD

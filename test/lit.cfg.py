@@ -15,6 +15,7 @@ config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%attn_src_root", config.attn_src_root))
+config.substitutions.append(("%attn_obj_root", config.attn_obj_root))
 
 # Strict FileCheck: variables do not leak across labels, and every
 # --check-prefixes entry must be used.

@@ -6,9 +6,12 @@
 
 #include "attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
+
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -86,10 +89,14 @@ static LogicalResult checkBroadcastable(Operation *op, Value value,
     if (size == 1 || ShapedType::isDynamic(size) ||
         ShapedType::isDynamic(full) || size == full)
       continue;
-    return op->emitOpError()
-           << name << " dim " << i << " is " << size
-           << ", which does not broadcast to " << targetNames[i + offset]
-           << " = " << full << " (expected 1 or " << full << ")";
+    InFlightDiagnostic diag = op->emitOpError()
+                              << name << " dim " << i << " is " << size
+                              << ", which does not broadcast to "
+                              << targetNames[i + offset] << " = " << full
+                              << " (expected 1";
+    if (full != 1)
+      diag << " or " << full;
+    return diag << ")";
   }
   return success();
 }
@@ -151,7 +158,8 @@ verifyAttentionInputs(Operation *op, Value query, Value key, Value value,
                       "must match key")))
     return failure();
 
-  for (auto [heads, name] : {std::pair{q.heads, "query"}, {k.heads, "key"}})
+  for (auto [heads, name] :
+       {std::pair{q.heads, "query"}, {k.heads, "key"}, {v.heads, "value"}})
     if (heads == 0)
       return op->emitOpError() << name << " head count must be > 0";
   if (!ShapedType::isDynamic(q.heads) && !ShapedType::isDynamic(k.heads) &&
@@ -180,6 +188,8 @@ static LogicalResult checkOutputShape(Operation *op, Value result,
   if (failed(checkRank(op, result, name, 4, describeLayout(layout, "Dv"))))
     return failure();
   HeadTensorDims o = unpackDims(cast<ShapedType>(result.getType()), layout);
+  if (o.heads == 0)
+    return op->emitOpError() << name << " head count must be > 0";
   return success(
       succeeded(checkDim(op, o.batch, dims.batch, name + " batch size",
                          "must match query")) &&
@@ -254,6 +264,53 @@ static LogicalResult verifyModRegions(Operation *op, Region &scoreMod,
 }
 
 //===----------------------------------------------------------------------===//
+// Canonicalization shared by the ops with regions
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Folds a tensor.cast that only erases static sizes into the attn op that
+/// consumes it, as tensor's FoldTensorCastProducerOp does for other
+/// destination-style ops. That pattern clones the op and, in MLIR 22, crashes
+/// on an absent (empty) score_mod or mask_mod region; the higher benefit
+/// makes this in-place version run first.
+template <typename OpTy>
+struct FoldTensorCastIntoAttnOp : OpRewritePattern<OpTy> {
+  FoldTensorCastIntoAttnOp(MLIRContext *context)
+      : OpRewritePattern<OpTy>(context, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<std::pair<unsigned, Value>> folds;
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto castOp = operand.get().template getDefiningOp<tensor::CastOp>();
+      if (castOp && tensor::canFoldIntoConsumerOp(castOp))
+        folds.push_back({operand.getOperandNumber(), castOp.getSource()});
+    }
+    if (folds.empty())
+      return rewriter.notifyMatchFailure(op, "no foldable tensor.cast");
+
+    auto dps = cast<DestinationStyleOpInterface>(op.getOperation());
+    SmallVector<Type> oldTypes(op->getResultTypes());
+    rewriter.modifyOpInPlace(op, [&] {
+      for (auto [index, source] : folds)
+        op->setOperand(index, source);
+      for (OpResult result : op->getResults())
+        result.setType(dps.getTiedOpOperand(result)->get().getType());
+    });
+    // Users keep seeing the old, less static type.
+    rewriter.setInsertionPointAfter(op);
+    for (auto [result, oldType] : llvm::zip(op->getResults(), oldTypes)) {
+      if (result.getType() == oldType)
+        continue;
+      auto back = tensor::CastOp::create(rewriter, op.getLoc(), oldType, result);
+      rewriter.replaceAllUsesExcept(result, back, back);
+    }
+    return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
@@ -297,7 +354,8 @@ struct DropMaskThatHidesNothing : OpRewritePattern<AttentionOp> {
 
 void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<DropMaskThatHidesNothing>(context);
+  results.add<DropMaskThatHidesNothing, FoldTensorCastIntoAttnOp<AttentionOp>>(
+      context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -327,6 +385,11 @@ LogicalResult OnlineAttentionOp::verify() {
 
 LogicalResult OnlineAttentionOp::verifyRegions() {
   return verifyModRegions(*this, getScoreMod(), getMaskMod());
+}
+
+void OnlineAttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                    MLIRContext *context) {
+  results.add<FoldTensorCastIntoAttnOp<OnlineAttentionOp>>(context);
 }
 
 //===----------------------------------------------------------------------===//
@@ -413,12 +476,19 @@ LogicalResult MultiHeadAttentionOp::verify() {
   int64_t headDim = perHead(wq[1], numHeads);
   int64_t valueDim = perHead(wv[1], numKvHeads);
 
-  auto kvHeadsWidth = [&](int64_t dim) {
-    return ShapedType::isDynamic(dim) ? dim : dim * numKvHeads;
+  // heads x per-head size; the dynamic marker when unknown.
+  auto headsWidth = [&](int64_t dim, int64_t heads) -> FailureOr<int64_t> {
+    if (ShapedType::isDynamic(dim))
+      return dim;
+    if (std::optional<int64_t> width = llvm::checkedMul(dim, heads))
+      return *width;
+    return emitOpError() << heads << " heads x " << dim
+                         << " per head overflows a 64-bit size";
   };
-  auto qHeadsWidth = [&](int64_t dim) {
-    return ShapedType::isDynamic(dim) ? dim : dim * numHeads;
-  };
+  FailureOr<int64_t> kvKeyWidth = headsWidth(headDim, numKvHeads);
+  FailureOr<int64_t> qValueWidth = headsWidth(valueDim, numHeads);
+  if (failed(kvKeyWidth) || failed(qValueWidth))
+    return failure();
   if (failed(checkDim(*this, xk[0], x[0], "key batch size",
                       "must match query")) ||
       failed(checkDim(*this, xv[0], x[0], "value batch size",
@@ -431,10 +501,10 @@ LogicalResult MultiHeadAttentionOp::verify() {
                       "must match the key embedding size")) ||
       failed(checkDim(*this, wv[0], xv[2], "v_proj input width",
                       "must match the value embedding size")) ||
-      failed(checkDim(*this, wk[1], kvHeadsWidth(headDim),
+      failed(checkDim(*this, wk[1], *kvKeyWidth,
                       "k_proj output width",
                       "num_kv_heads x the head dim of q_proj")) ||
-      failed(checkDim(*this, wo[0], qHeadsWidth(valueDim),
+      failed(checkDim(*this, wo[0], *qValueWidth,
                       "out_proj input width",
                       "num_heads x the value head dim of v_proj")) ||
       failed(checkDim(*this, out[0], x[0], "init batch size",
@@ -477,6 +547,11 @@ LogicalResult MultiHeadAttentionOp::verify() {
 
 LogicalResult MultiHeadAttentionOp::verifyRegions() {
   return verifyModRegions(*this, getScoreMod(), getMaskMod());
+}
+
+void MultiHeadAttentionOp::getCanonicalizationPatterns(
+    RewritePatternSet &results, MLIRContext *context) {
+  results.add<FoldTensorCastIntoAttnOp<MultiHeadAttentionOp>>(context);
 }
 
 #define GET_OP_CLASSES

@@ -7,6 +7,7 @@
 #include "attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
+#include "attn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -21,16 +22,6 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
-
-/// Converts a float scalar to `to`; the widths decide between ext and trunc.
-static Value convertFloat(OpBuilder &b, Location loc, Value value, Type to) {
-  Type from = value.getType();
-  if (from == to)
-    return value;
-  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-    return arith::ExtFOp::create(b, loc, to, value);
-  return arith::TruncFOp::create(b, loc, to, value);
-}
 
 /// Computes `x @ w + bias` for x [B, S, K], w [K, N], bias [N] (optional),
 /// accumulating in f32, into `dest` [B, S, N] (a new tensor of `elementType`

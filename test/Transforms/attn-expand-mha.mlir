@@ -75,3 +75,25 @@ func.func @dynamic_with_mods(%x: tensor<?x?x32xf32>, %y: tensor<?x?x32xf32>,
       -> tensor<?x?x32xf32>
   return %0 : tensor<?x?x32xf32>
 }
+
+// -----
+
+// Expanding and then canonicalizing folds the casts that dynamic widths
+// introduce into the new attention (this used to crash).
+// RUN: attn-opt %s --attn-expand-mha --canonicalize --split-input-file | FileCheck %s --check-prefix=CANON
+// CHECK-LABEL: func.func @dynamic_width
+// CANON-LABEL: func.func @dynamic_width
+// CANON: attn.attention
+// CANON-NOT: attn.multi_head_attention
+func.func @dynamic_width(%x: tensor<1x2x4xf32>, %w: tensor<4x4xf32>,
+                         %wv: tensor<4x?xf32>, %b: tensor<4xf32>)
+    -> tensor<1x2x4xf32> {
+  %0 = attn.multi_head_attention
+      ins(%x, %x, %x : tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+      weights(%w, %w, %wv, %w : tensor<4x4xf32>, tensor<4x4xf32>,
+                                tensor<4x?xf32>, tensor<4x4xf32>)
+      proj_biases(%b, %b, %b, %b : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>,
+                                   tensor<4xf32>)
+      outs(%x : tensor<1x2x4xf32>) {num_heads = 1 : i64} -> tensor<1x2x4xf32>
+  return %0 : tensor<1x2x4xf32>
+}

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/IR/AttnDialect.h"
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -19,6 +20,7 @@ int main(int argc, char **argv) {
   // the attn pipelines mix linalg, vector, gpu and the LLVM/NVVM targets.
   mlir::registerAllPasses();
   mlir::attn::registerAttnPasses();
+  mlir::attn::registerAttnPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::attn::AttnDialect>();

@@ -20,6 +20,16 @@ namespace mlir::attn {
 FailureOr<AttentionOp> expandMultiHeadAttention(RewriterBase &rewriter,
                                                 MultiHeadAttentionOp op);
 
+/// Replaces `op` with the naive, unfused linalg lowering that materializes the
+/// [B, Hq, Sq, Sk] score matrix. Returns the value that replaced the op.
+FailureOr<Value> decomposeAttention(RewriterBase &rewriter, AttentionOp op);
+
+/// `cpu`, or the name of this machine's CPU when `cpu` is "host".
+std::string resolveHostCPU(StringRef cpu);
+/// `features`, or this machine's CPU features ("+avx2,-avx512f,...") when
+/// `features` is "host".
+std::string resolveHostFeatures(StringRef features);
+
 } // namespace mlir::attn
 
 #endif // ATTN_TRANSFORMS_TRANSFORMS_H

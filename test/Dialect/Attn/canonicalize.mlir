@@ -89,3 +89,60 @@ func.func @dead(%q: tensor<1x4x8x16xf32>) {
       outs(%q : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
   return
 }
+
+// -----
+
+// A tensor.cast that only hides static sizes folds into the op; the result
+// is cast back for its users. (Upstream's generic DPS cast folding would
+// clone the op and crash on the absent regions.)
+// CHECK-LABEL: func.func @fold_cast_into_attention
+// CHECK-SAME: (%[[Q:[a-z0-9_]+]]: tensor<1x4x8x16xf32>, %[[O:[a-z0-9_]+]]: tensor<1x4x8x16xf32>)
+// CHECK: %[[R:.+]] = attn.attention ins(%[[Q]], %[[Q]], %[[Q]] : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) outs(%[[O]] : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+// CHECK: %[[BACK:.+]] = tensor.cast %[[R]] : tensor<1x4x8x16xf32> to tensor<?x4x?x16xf32>
+// CHECK: return %[[BACK]]
+func.func @fold_cast_into_attention(%q: tensor<1x4x8x16xf32>,
+    %o: tensor<1x4x8x16xf32>) -> tensor<?x4x?x16xf32> {
+  %qd = tensor.cast %q : tensor<1x4x8x16xf32> to tensor<?x4x?x16xf32>
+  %od = tensor.cast %o : tensor<1x4x8x16xf32> to tensor<?x4x?x16xf32>
+  %0 = attn.attention ins(%qd, %qd, %qd : tensor<?x4x?x16xf32>,
+                          tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>)
+      outs(%od : tensor<?x4x?x16xf32>) -> tensor<?x4x?x16xf32>
+  return %0 : tensor<?x4x?x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fold_cast_into_online_attention
+// CHECK: %{{.+}}, %{{.+}}, %{{.+}} = attn.online_attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+// CHECK-SAME: -> tensor<1x2x8x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>
+// CHECK-COUNT-3: tensor.cast
+func.func @fold_cast_into_online_attention(%q: tensor<1x2x8x16xf32>,
+    %max: tensor<1x2x8xf32>)
+    -> (tensor<?x2x8x16xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>) {
+  %qd = tensor.cast %q : tensor<1x2x8x16xf32> to tensor<?x2x8x16xf32>
+  %md = tensor.cast %max : tensor<1x2x8xf32> to tensor<?x2x8xf32>
+  %r:3 = attn.online_attention
+      ins(%qd, %qd, %qd : tensor<?x2x8x16xf32>, tensor<?x2x8x16xf32>,
+                          tensor<?x2x8x16xf32>)
+      outs(%qd, %md, %md : tensor<?x2x8x16xf32>, tensor<?x2x8xf32>,
+                           tensor<?x2x8xf32>)
+      -> tensor<?x2x8x16xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>
+  return %r#0, %r#1, %r#2
+      : tensor<?x2x8x16xf32>, tensor<?x2x8xf32>, tensor<?x2x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @fold_cast_into_mha
+// CHECK: attn.multi_head_attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>) weights(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<4x4xf32>,
+// CHECK-SAME: -> tensor<1x2x4xf32>
+func.func @fold_cast_into_mha(%x: tensor<1x2x4xf32>, %w: tensor<4x4xf32>)
+    -> tensor<1x2x4xf32> {
+  %wd = tensor.cast %w : tensor<4x4xf32> to tensor<4x?xf32>
+  %0 = attn.multi_head_attention
+      ins(%x, %x, %x : tensor<1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+      weights(%wd, %w, %w, %w : tensor<4x?xf32>, tensor<4x4xf32>,
+                                tensor<4x4xf32>, tensor<4x4xf32>)
+      outs(%x : tensor<1x2x4xf32>) {num_heads = 1 : i64} -> tensor<1x2x4xf32>
+  return %0 : tensor<1x2x4xf32>
+}

@@ -1,0 +1,39 @@
+//===- Pipelines.h - attn's named pass pipelines ----------------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_PIPELINES_PIPELINES_H
+#define ATTN_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::attn {
+
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  PassOptions::Option<std::string> cpu{
+      *this, "cpu",
+      llvm::cl::desc("Target CPU as LLVM names it (e.g. skylake-avx512), or "
+                     "host for this machine"),
+      llvm::cl::init("host")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("Target features (e.g. +avx2,+fma), or host for this "
+                     "machine"),
+      llvm::cl::init("host")};
+};
+
+/// attn-cpu-pipeline: from attn ops on tensors to the LLVM dialect. Every
+/// function with tensor arguments becomes one that takes memrefs, with its
+/// destination (the last argument) written in place; `llvm.emit_c_interface`
+/// functions also get a `_mlir_ciface_` wrapper.
+void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// Registers attn-cpu-pipeline with the global pass registry.
+void registerAttnPipelines();
+
+} // namespace mlir::attn
+
+#endif // ATTN_PIPELINES_PIPELINES_H

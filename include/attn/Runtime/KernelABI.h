@@ -1,0 +1,85 @@
+/*===- KernelABI.h - the DLPack ABI of attn CPU kernels -----------*- C -*-===*\
+|*                                                                            *|
+|* Part of the attn project: an MLIR compiler for attention.                  *|
+|*                                                                            *|
+|* Shared by the C runtime that is linked into every kernel object and by the *|
+|* compiler that emits the entry point calling it: plain C, fixed-width       *|
+|* fields, no padding.                                                        *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef ATTN_RUNTIME_KERNELABI_H
+#define ATTN_RUNTIME_KERNELABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes of a kernel entry point. Documented in the generated header. */
+enum attn_status {
+  ATTN_OK = 0,
+  ATTN_ERR_NULL = 1,           /* a DLTensor, its shape or its data is null */
+  ATTN_ERR_NDIM = 2,           /* wrong number of dimensions */
+  ATTN_ERR_DTYPE = 3,          /* wrong element type (or lanes != 1) */
+  ATTN_ERR_DEVICE = 4,         /* not a CPU tensor */
+  ATTN_ERR_STATIC_SHAPE = 5,   /* a size disagrees with the compiled size */
+  ATTN_ERR_SHAPE_MISMATCH = 6, /* sizes disagree between operands */
+  ATTN_ERR_STRIDES = 7,        /* not compact row-major */
+  ATTN_ERR_HEADS = 8,          /* query heads not a multiple of kv heads */
+  ATTN_ERR_ALIGNMENT = 9,      /* data pointer not aligned to its element */
+  ATTN_NUM_STATUS = 10
+};
+
+/* The problem sizes every operand dimension is bound to. */
+enum attn_symbol {
+  ATTN_SYM_B = 0,
+  ATTN_SYM_HQ = 1,
+  ATTN_SYM_HKV = 2,
+  ATTN_SYM_SQ = 3,
+  ATTN_SYM_SK = 4,
+  ATTN_SYM_D = 5,
+  ATTN_SYM_DV = 6,
+  ATTN_NUM_SYMBOLS = 7
+};
+
+/* An operand dimension that is broadcast: its size must be 1. */
+#define ATTN_DIM_BROADCAST (-1)
+/* The DLPack type code of booleans (DLPack >= 0.8; older headers lack it). */
+#define ATTN_DL_BOOL 6
+
+#define ATTN_MAX_RANK 4
+
+/* What the kernel expects of one DLTensor argument. */
+typedef struct attn_operand_desc {
+  int64_t ndim;
+  int64_t dtype_code; /* DLDataTypeCode; booleans accept kDLUInt too */
+  int64_t dtype_bits;
+  int64_t dims[ATTN_MAX_RANK]; /* an attn_symbol or ATTN_DIM_BROADCAST */
+} attn_operand_desc;
+
+/* A ranked memref descriptor as MLIR's LLVM lowering lays it out. */
+typedef struct attn_memref_desc {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t sizes_and_strides[2 * ATTN_MAX_RANK];
+} attn_memref_desc;
+
+/* Checks `n` tensors against their descriptions, binds the problem sizes
+ * (`static_sizes[s]` is the compiled size of symbol s, or -1 when dynamic),
+ * and fills one memref descriptor per tensor. Returns an attn_status. */
+int32_t attn_rt_bind_operands(const void *const *tensors,
+                              const attn_operand_desc *descs, int64_t n,
+                              const int64_t *static_sizes,
+                              attn_memref_desc *memrefs);
+
+/* A human-readable description of an attn_status. */
+const char *attn_rt_status_string(int32_t status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_RUNTIME_KERNELABI_H */

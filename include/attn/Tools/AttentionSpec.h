@@ -1,0 +1,83 @@
+//===- AttentionSpec.h - textual attention problem descriptions -*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+// A SPEC is the one-line description of an attention problem that
+// attn-compile and attn-run take on the command line, e.g.
+//
+//   b=2,hq=8,hkv=2,sq=128,d=64,dtype=f16,mask=causal,dynamic=bs
+//
+// Keys: b, hq, sq, d (required); hkv (default hq), sk (default sq), dv
+// (default d), dtype (f32|f16|bf16, default f32), layout (bhsd|bshd, default
+// bhsd), scale (finite positive float, default 1/sqrt(d)), mask (none |
+// causal | causal_bottom_right | window:L:R), dynamic (letters among b, h, s:
+// the dimensions compiled as `?`).
+//
+// The spec always carries concrete sizes, even for dynamic dimensions: they
+// are the sizes a run uses, while `dynamic*` only says what the compiled
+// kernel must not assume.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_ATTENTIONSPEC_H
+#define ATTN_TOOLS_ATTENTIONSPEC_H
+
+#include "attn/IR/AttnDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace mlir::attn {
+
+/// One attention problem: sizes, element type, layout and masking.
+struct AttentionSpec {
+  enum class Mask { None, Causal, CausalBottomRight, Window };
+
+  int64_t batch = 0, qHeads = 0, kvHeads = 0, qLen = 0, kvLen = 0, headDim = 0,
+          valueDim = 0;
+  /// "f32", "f16" or "bf16": the element type of q, k, v and the output.
+  std::string dtype = "f32";
+  Layout layout = Layout::BHSD;
+  /// Absent means the op's default, 1/sqrt(headDim).
+  std::optional<double> scale;
+  Mask mask = Mask::None;
+  /// The window of `Mask::Window` (top-left aligned): i - L <= j <= i + R.
+  int64_t windowLeft = 0, windowRight = 0;
+  /// Dimensions compiled as dynamic: `h` covers both head counts, `s` both
+  /// sequence lengths.
+  bool dynamicBatch = false, dynamicHeads = false, dynamicSeq = false;
+
+  /// The canonical text: every key except an absent scale and an empty
+  /// `dynamic`, in a fixed order. parseAttentionSpec(str()) gives back an
+  /// equal spec.
+  std::string str() const;
+
+  /// The scale the op applies: `scale`, or 1/sqrt(headDim) when absent.
+  double effectiveScale() const;
+
+  bool operator==(const AttentionSpec &other) const;
+  bool operator!=(const AttentionSpec &other) const {
+    return !(*this == other);
+  }
+};
+
+/// Parses a SPEC (see the file comment). Errors name the offending key or
+/// value.
+llvm::Expected<AttentionSpec> parseAttentionSpec(llvm::StringRef text);
+
+/// Builds a module holding `func.func @<funcName>(%q, %k, %v, %init) -> out`
+/// whose body is a single attn.attention described by `spec`. Loads the attn,
+/// func, arith, math and tensor dialects into `ctx`. Returns null, after
+/// emitting a diagnostic, if the module does not verify.
+OwningOpRef<ModuleOp> buildAttentionModule(MLIRContext *ctx,
+                                           const AttentionSpec &spec,
+                                           StringRef funcName);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TOOLS_ATTENTIONSPEC_H

@@ -1,0 +1,78 @@
+//===- Reference.h - naive attention reference ------------------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+// The oracle that attn-run compares compiled kernels against. It is
+// deliberately naive (one query row at a time, double accumulation, no
+// tiling) and shares no code with the compiler, so that a bug in a lowering
+// cannot hide by also being in the reference. It uses no MLIR.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_REFERENCE_H
+#define ATTN_TOOLS_REFERENCE_H
+
+#include <cstdint>
+#include <functional>
+
+namespace mlir::attn {
+
+/// One attention problem as the reference sees it. Sizes are concrete.
+struct ReferenceProblem {
+  int64_t batch = 0, qHeads = 0, kvHeads = 0, qLen = 0, kvLen = 0, headDim = 0,
+          valueDim = 0;
+  /// q/k/v/out are [B, S, H, F] instead of [B, H, S, F].
+  bool bshd = false;
+  /// The effective scale (the caller resolves the 1/sqrt(D) default).
+  double scale = 1.0;
+
+  /// Structured mask: 0 none, 1 causal top-left, 2 causal bottom-right,
+  /// 3 sliding window [i' - windowLeft, i' + windowRight] where i' is i, plus
+  /// kvLen - qLen when windowBottomRight.
+  int maskKind = 0;
+  int64_t windowLeft = 0, windowRight = 0;
+  bool windowBottomRight = false;
+
+  /// Optional i1 mask, one byte per element (0 hides the key), row-major over
+  /// maskDims, which broadcast right-aligned to [B, Hq, Sq, Sk]: each is 1 or
+  /// the full size; a mask of rank < 4 pads maskDims with leading 1s.
+  const uint8_t *maskData = nullptr;
+  int64_t maskDims[4] = {1, 1, 1, 1};
+
+  /// Optional additive bias, row-major over biasDims, broadcast like the mask.
+  const float *biasData = nullptr;
+  int64_t biasDims[4] = {1, 1, 1, 1};
+
+  /// Optional number of valid keys per batch entry ([B]).
+  const int32_t *kvLens = nullptr;
+
+  /// Optional score modification (s, b, h, i, j) -> s and mask predicate
+  /// (b, h, i, j) -> visible.
+  std::function<double(double, int64_t, int64_t, int64_t, int64_t)> scoreMod;
+  std::function<bool(int64_t, int64_t, int64_t, int64_t)> maskMod;
+};
+
+/// Computes attention into `out` (qHeads * qLen * valueDim per batch entry,
+/// in the layout of `p.bshd`). q, k and v are in that layout too; the caller
+/// converts f16/bf16 inputs to float first. Query head h reads key/value head
+/// h / (qHeads / kvHeads). For each (b, h, i, j): s = scale * q_i.k_j, then
+/// scoreMod, then + bias; the key is hidden by the structured mask, a zero
+/// mask byte, j >= kvLens[b] or a false maskMod. Softmax over the visible keys
+/// in double; a row with no visible key (or whose visible scores are all
+/// -inf) is 0.
+void referenceAttention(const ReferenceProblem &p, const float *q,
+                        const float *k, const float *v, double *out);
+
+/// IEEE binary16 <-> float. floatToHalf rounds to nearest even, overflows to
+/// inf, keeps NaNs quiet and produces subnormals.
+float halfToFloat(uint16_t bits);
+uint16_t floatToHalf(float value);
+
+/// bfloat16 <-> float. floatToBf16 rounds to nearest even and keeps NaNs
+/// quiet.
+float bf16ToFloat(uint16_t bits);
+uint16_t floatToBf16(float value);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TOOLS_REFERENCE_H

@@ -1,0 +1,67 @@
+//===- CPUPipeline.cpp - attn-cpu-pipeline: attn to the LLVM dialect ------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void mlir::attn::buildCPUPipeline(OpPassManager &pm,
+                                  const CPUPipelineOptions &options) {
+  // attn -> linalg on tensors.
+  pm.addPass(createDecomposeAttention());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Tensors -> buffers. The destination argument is written in place, so the
+  // function result is equivalent to it and dropped: kernels return nothing.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Folds collapse_shape(expand_shape(arg)) so the result is the argument.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+
+  // Buffers -> loops -> LLVM.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+
+  AttachCPUTargetOptions target;
+  target.cpu = options.cpu;
+  target.features = options.features;
+  pm.addPass(createAttachCPUTarget(target));
+}
+
+void mlir::attn::registerAttnPipelines() {
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "attn-cpu-pipeline",
+      "Lower attn ops on tensors to the LLVM dialect for x86 CPUs",
+      buildCPUPipeline);
+}

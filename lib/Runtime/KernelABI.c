@@ -1,0 +1,121 @@
+/*===- KernelABI.c - DLPack argument checking for attn kernels ----*- C -*-===*\
+|*                                                                            *|
+|* Part of the attn project: an MLIR compiler for attention.                  *|
+|*                                                                            *|
+|* Compiled to LLVM bitcode at build time and linked (with internal linkage)  *|
+|* into every CPU kernel object, so a kernel needs no runtime library. Every  *|
+|* path that could read or write out of bounds returns an error code first.   *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "attn/Runtime/KernelABI.h"
+
+#include <dlpack/dlpack.h>
+
+static int dtype_matches(const DLDataType *t, const attn_operand_desc *d) {
+  if (t->lanes != 1 || t->bits != d->dtype_bits)
+    return 0;
+  if (t->code == d->dtype_code)
+    return 1;
+  /* An i1 mask may come as DLPack bool or as uint8. */
+  return d->dtype_code == ATTN_DL_BOOL && t->code == kDLUInt;
+}
+
+int32_t attn_rt_bind_operands(const void *const *tensors,
+                              const attn_operand_desc *descs, int64_t n,
+                              const int64_t *static_sizes,
+                              attn_memref_desc *memrefs) {
+  int64_t bound[ATTN_NUM_SYMBOLS];
+  int64_t i, d;
+  for (i = 0; i < ATTN_NUM_SYMBOLS; ++i)
+    bound[i] = static_sizes[i];
+
+  /* Pass 1: validate every tensor and bind the sizes, before touching any
+   * output descriptor. */
+  for (i = 0; i < n; ++i) {
+    const DLTensor *t = (const DLTensor *)tensors[i];
+    const attn_operand_desc *desc = &descs[i];
+    if (!t || (!t->shape && t->ndim > 0))
+      return ATTN_ERR_NULL;
+    if (t->ndim != desc->ndim)
+      return ATTN_ERR_NDIM;
+    if (!dtype_matches(&t->dtype, desc))
+      return ATTN_ERR_DTYPE;
+    if (t->device.device_type != kDLCPU)
+      return ATTN_ERR_DEVICE;
+    for (d = 0; d < desc->ndim; ++d) {
+      int64_t size = t->shape[d];
+      int64_t sym = desc->dims[d];
+      if (size < 0)
+        return ATTN_ERR_STATIC_SHAPE;
+      if (sym == ATTN_DIM_BROADCAST) {
+        if (size != 1)
+          return ATTN_ERR_STATIC_SHAPE;
+        continue;
+      }
+      if (bound[sym] < 0) {
+        bound[sym] = size;
+        continue;
+      }
+      if (bound[sym] != size)
+        return static_sizes[sym] >= 0 ? ATTN_ERR_STATIC_SHAPE
+                                      : ATTN_ERR_SHAPE_MISMATCH;
+    }
+  }
+  if (bound[ATTN_SYM_HKV] == 0 || bound[ATTN_SYM_HQ] % bound[ATTN_SYM_HKV])
+    return ATTN_ERR_HEADS;
+
+  /* Pass 2: layouts and pointers. */
+  for (i = 0; i < n; ++i) {
+    const DLTensor *t = (const DLTensor *)tensors[i];
+    int64_t ndim = t->ndim, numel = 1, stride = 1;
+    int64_t elem_bytes = (t->dtype.bits + 7) / 8;
+    char *data;
+    for (d = 0; d < ndim; ++d)
+      numel *= t->shape[d];
+    if (!t->data && numel > 0)
+      return ATTN_ERR_NULL;
+    data = (char *)t->data + t->byte_offset;
+    if ((uintptr_t)data % (uintptr_t)elem_bytes)
+      return ATTN_ERR_ALIGNMENT;
+    memrefs[i].allocated = data;
+    memrefs[i].aligned = data;
+    memrefs[i].offset = 0;
+    for (d = ndim - 1; d >= 0; --d) {
+      /* Strides of size-1 dimensions never matter. */
+      if (t->strides && t->shape[d] != 1 && t->strides[d] != stride)
+        return ATTN_ERR_STRIDES;
+      memrefs[i].sizes_and_strides[d] = t->shape[d];
+      memrefs[i].sizes_and_strides[ndim + d] = stride;
+      stride *= t->shape[d];
+    }
+  }
+  return ATTN_OK;
+}
+
+const char *attn_rt_status_string(int32_t status) {
+  switch (status) {
+  case ATTN_OK:
+    return "success";
+  case ATTN_ERR_NULL:
+    return "null DLTensor, shape or data pointer";
+  case ATTN_ERR_NDIM:
+    return "tensor has the wrong number of dimensions";
+  case ATTN_ERR_DTYPE:
+    return "tensor has the wrong dtype (or lanes != 1)";
+  case ATTN_ERR_DEVICE:
+    return "tensor is not on the CPU (kDLCPU)";
+  case ATTN_ERR_STATIC_SHAPE:
+    return "tensor size disagrees with the size the kernel was compiled for";
+  case ATTN_ERR_SHAPE_MISMATCH:
+    return "tensor sizes disagree between operands";
+  case ATTN_ERR_STRIDES:
+    return "tensor is not compact row-major (unsupported strides)";
+  case ATTN_ERR_HEADS:
+    return "query heads are not a positive multiple of key/value heads";
+  case ATTN_ERR_ALIGNMENT:
+    return "tensor data is not aligned to its element size";
+  default:
+    return "unknown attn status code";
+  }
+}

@@ -1,0 +1,208 @@
+//===- KernelSignature.cpp - the DLPack ABI of an attention kernel --------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/IR/AttnOps.h"
+#include "attn/Target/CPUKernel.h"
+
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <dlpack/dlpack.h>
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// DLPack code and bit width of an element type the ABI accepts.
+static FailureOr<std::pair<int64_t, int64_t>> dlpackType(Type type) {
+  if (type.isF32())
+    return std::pair<int64_t, int64_t>{kDLFloat, 32};
+  if (type.isF16())
+    return std::pair<int64_t, int64_t>{kDLFloat, 16};
+  if (type.isBF16())
+    return std::pair<int64_t, int64_t>{kDLBfloat, 16};
+  if (type.isInteger(1))
+    return std::pair<int64_t, int64_t>{ATTN_DL_BOOL, 8};
+  if (type.isInteger(32))
+    return std::pair<int64_t, int64_t>{kDLInt, 32};
+  return failure();
+}
+
+FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
+  auto attentions = llvm::to_vector(func.getOps<AttentionOp>());
+  if (attentions.size() != 1)
+    return func.emitError() << "a kernel function must hold exactly one "
+                               "attn.attention at its top level, found "
+                            << attentions.size();
+  AttentionOp op = attentions.front();
+  Block &body = func.getBody().front();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret || ret.getNumOperands() != 1 ||
+      ret.getOperand(0) != op.getResult())
+    return func.emitError()
+           << "a kernel function must return the attn.attention result";
+
+  // Symbols of each dimension of [B, Hq, Sq, D] etc., in the op's layout.
+  bool bhsd = op.getLayout() == Layout::BHSD;
+  auto headTensorDims = [&](int64_t heads, int64_t seq, int64_t feature) {
+    return bhsd ? SmallVector<int64_t>{ATTN_SYM_B, heads, seq, feature}
+                : SmallVector<int64_t>{ATTN_SYM_B, seq, heads, feature};
+  };
+  auto broadcastDims = [](Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    static const int64_t logical[4] = {ATTN_SYM_B, ATTN_SYM_HQ, ATTN_SYM_SQ,
+                                       ATTN_SYM_SK};
+    SmallVector<int64_t> dims;
+    int64_t offset = 4 - type.getRank();
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      dims.push_back(type.getDimSize(d) == 1 ? ATTN_DIM_BROADCAST
+                                             : logical[d + offset]);
+    return dims;
+  };
+
+  struct Role {
+    StringRef name;
+    Value value;
+    SmallVector<int64_t> dims;
+  };
+  SmallVector<Role> roles = {
+      {"q", op.getQuery(), headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_D)},
+      {"k", op.getKey(), headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_D)},
+      {"v", op.getValue(),
+       headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_DV)}};
+  if (Value mask = op.getMask())
+    roles.push_back({"mask", mask, broadcastDims(mask)});
+  if (Value bias = op.getBias())
+    roles.push_back({"bias", bias, broadcastDims(bias)});
+  if (Value lens = op.getKvLens())
+    roles.push_back({"kv_lens", lens, {ATTN_SYM_B}});
+  roles.push_back({"out", op.getInit(),
+                   headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
+
+  std::string expectedOrder;
+  for (const Role &role : roles)
+    expectedOrder += (expectedOrder.empty() ? "" : ", ") + role.name.str();
+  if (func.getNumArguments() != roles.size())
+    return func.emitError() << "a kernel function takes the attention operands "
+                               "as its arguments, in the order ("
+                            << expectedOrder << "); it has "
+                            << func.getNumArguments() << " argument(s)";
+
+  KernelSignature signature;
+  std::fill(std::begin(signature.staticSizes), std::end(signature.staticSizes),
+            -1);
+  for (auto [index, role] : llvm::enumerate(roles)) {
+    if (role.value != func.getArgument(index))
+      return func.emitError()
+             << "argument #" << index << " of a kernel function must be the "
+             << role.name << " operand of attn.attention; expected order ("
+             << expectedOrder << ")";
+    auto type = cast<RankedTensorType>(role.value.getType());
+    FailureOr<std::pair<int64_t, int64_t>> dtype =
+        dlpackType(type.getElementType());
+    if (failed(dtype))
+      return func.emitError() << "unsupported element type "
+                              << type.getElementType() << " for " << role.name;
+    KernelOperand operand;
+    operand.name = role.name.str();
+    operand.type = type;
+    operand.desc.ndim = type.getRank();
+    operand.desc.dtype_code = dtype->first;
+    operand.desc.dtype_bits = dtype->second;
+    std::fill(std::begin(operand.desc.dims), std::end(operand.desc.dims),
+              ATTN_DIM_BROADCAST);
+    for (auto [d, symbol] : llvm::enumerate(role.dims)) {
+      operand.desc.dims[d] = symbol;
+      int64_t size = type.getDimSize(d);
+      if (symbol != ATTN_DIM_BROADCAST && !ShapedType::isDynamic(size))
+        signature.staticSizes[symbol] = size;
+    }
+    signature.operands.push_back(operand);
+  }
+  return signature;
+}
+
+std::string mlir::attn::emitCHeader(const KernelSignature &signature,
+                                    StringRef name, StringRef description) {
+  static const char *const symbolNames[ATTN_NUM_SYMBOLS] = {
+      "B", "Hq", "Hkv", "Sq", "Sk", "D", "Dv"};
+  auto shapeOf = [&](const KernelOperand &operand) {
+    std::string text = "[";
+    for (int64_t d = 0; d < operand.desc.ndim; ++d) {
+      int64_t symbol = operand.desc.dims[d];
+      if (d)
+        text += ", ";
+      if (symbol == ATTN_DIM_BROADCAST)
+        text += "1";
+      else if (signature.staticSizes[symbol] >= 0)
+        text += llvm::formatv("{0}={1}", symbolNames[symbol],
+                              signature.staticSizes[symbol]);
+      else
+        text += symbolNames[symbol];
+    }
+    std::string elementType;
+    llvm::raw_string_ostream os(elementType);
+    os << operand.type.getElementType();
+    return text + "] " + elementType;
+  };
+
+  std::string guard = StringRef(name).upper() + "_H";
+  std::string params, docs;
+  for (const KernelOperand &operand : signature.operands) {
+    bool isOut = operand.name == "out";
+    params += llvm::formatv("{0}{1}DLTensor *{2}", params.empty() ? "" : ", ",
+                            isOut ? "" : "const ", operand.name);
+    docs += llvm::formatv(" *   {0,-8} {1}\n", operand.name, shapeOf(operand));
+  }
+
+  return llvm::formatv(R"(/* Generated by attn-compile. Do not edit.
+ *
+ * {0}
+ */
+#ifndef {1}
+#define {1}
+
+#include <dlpack/dlpack.h>
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+/* Computes attention into `out`. Every argument is a CPU DLTensor, compact
+ * row-major (strides NULL or the compact ones), with these shapes and
+ * element types (NAME=n: compiled for size n; a bare name: any size, the same
+ * wherever the name appears):
+ *
+{2} *
+ * Returns 0 on success, or one of the codes below; on error nothing is
+ * written. {3}_error_string() describes a code. */
+int {3}({4});
+
+const char *{3}_error_string(int code);
+
+enum {{
+  {5}_OK = 0,
+  {5}_ERR_NULL = 1,           /* a DLTensor, its shape or its data is NULL */
+  {5}_ERR_NDIM = 2,           /* wrong number of dimensions */
+  {5}_ERR_DTYPE = 3,          /* wrong dtype, or lanes != 1 */
+  {5}_ERR_DEVICE = 4,         /* not a kDLCPU tensor */
+  {5}_ERR_STATIC_SHAPE = 5,   /* a size differs from the compiled size */
+  {5}_ERR_SHAPE_MISMATCH = 6, /* sizes disagree between arguments */
+  {5}_ERR_STRIDES = 7,        /* not compact row-major */
+  {5}_ERR_HEADS = 8,          /* Hq is not a positive multiple of Hkv */
+  {5}_ERR_ALIGNMENT = 9       /* data not aligned to its element size */
+};
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* {1} */
+)",
+                       description, guard, docs, name, params,
+                       StringRef(name).upper());
+}
+
+SmallVector<std::string> mlir::attn::kernelLinkFlags() { return {"-lm"}; }

@@ -1,0 +1,66 @@
+//===- KernelSource.cpp - where a tool's kernel comes from ----------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Tools/KernelSource.h"
+#include "attn/IR/AttnOps.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+void mlir::attn::registerAttnToolDialects(DialectRegistry &registry) {
+  registry.insert<AttnDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+}
+
+FailureOr<KernelSource> mlir::attn::loadKernelSource(MLIRContext *ctx,
+                                                     StringRef file,
+                                                     StringRef specText,
+                                                     StringRef funcName) {
+  KernelSource source;
+  if (!file.empty()) {
+    source.module = parseSourceFile<ModuleOp>(file, ctx);
+    if (!source.module)
+      return failure();
+    source.description = file.str();
+  } else {
+    llvm::Expected<AttentionSpec> spec = parseAttentionSpec(specText);
+    if (!spec) {
+      emitError(UnknownLoc::get(ctx)) << llvm::toString(spec.takeError());
+      return failure();
+    }
+    source.spec = *spec;
+    source.description = spec->str();
+    source.module = buildAttentionModule(ctx, *spec, "attention");
+    if (!source.module)
+      return failure();
+  }
+
+  ModuleOp module = *source.module;
+  if (!funcName.empty()) {
+    source.func = module.lookupSymbol<func::FuncOp>(funcName);
+    if (!source.func)
+      return module.emitError() << "no function named '" << funcName << "'";
+  } else {
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.getOps<AttentionOp>().empty())
+        continue;
+      if (source.func)
+        return module.emitError()
+               << "more than one function holds an attn.attention ('"
+               << source.func.getSymName() << "', '" << func.getSymName()
+               << "'); choose one with --function";
+      source.func = func;
+    }
+    if (!source.func)
+      return module.emitError() << "no function holds an attn.attention";
+  }
+  return source;
+}

@@ -1,0 +1,230 @@
+//===- Reference.cpp - naive attention reference --------------------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+// Plain C++ on purpose: see Reference.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Tools/Reference.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+using namespace mlir::attn;
+
+/// Offset of element (b, h, s, f) of a [B, H, S, F] tensor stored in BHSD or
+/// BSHD order.
+static int64_t headOffset(bool bshd, int64_t heads, int64_t seq,
+                          int64_t feature, int64_t b, int64_t h, int64_t s,
+                          int64_t f) {
+  if (bshd)
+    return ((b * seq + s) * heads + h) * feature + f;
+  return ((b * heads + h) * seq + s) * feature + f;
+}
+
+/// Offset of logical element (b, h, i, j) in a row-major tensor of `dims`
+/// broadcast to [B, Hq, Sq, Sk]: a size-1 dimension always reads index 0.
+static int64_t broadcastOffset(const int64_t dims[4], int64_t b, int64_t h,
+                               int64_t i, int64_t j) {
+  int64_t index[4] = {b, h, i, j};
+  int64_t offset = 0;
+  for (int d = 0; d < 4; ++d)
+    offset = offset * dims[d] + (dims[d] == 1 ? 0 : index[d]);
+  return offset;
+}
+
+#ifndef NDEBUG
+static bool isBroadcastable(const int64_t dims[4], const ReferenceProblem &p) {
+  int64_t full[4] = {p.batch, p.qHeads, p.qLen, p.kvLen};
+  for (int d = 0; d < 4; ++d)
+    if (dims[d] != 1 && dims[d] != full[d])
+      return false;
+  return true;
+}
+#endif
+
+/// Whether the structured mask lets query i see key j.
+static bool structuredVisible(const ReferenceProblem &p, int64_t i, int64_t j) {
+  switch (p.maskKind) {
+  case 1:
+    return j <= i;
+  case 2:
+    return j <= i + p.kvLen - p.qLen;
+  case 3: {
+    int64_t pos = i + (p.windowBottomRight ? p.kvLen - p.qLen : 0);
+    return pos - p.windowLeft <= j && j <= pos + p.windowRight;
+  }
+  default:
+    return true;
+  }
+}
+
+void mlir::attn::referenceAttention(const ReferenceProblem &p, const float *q,
+                                    const float *k, const float *v,
+                                    double *out) {
+  assert(p.kvHeads > 0 && p.qHeads % p.kvHeads == 0 &&
+         "qHeads must be a multiple of kvHeads");
+  assert((!p.maskData || isBroadcastable(p.maskDims, p)) &&
+         "mask does not broadcast to [B, Hq, Sq, Sk]");
+  assert((!p.biasData || isBroadcastable(p.biasDims, p)) &&
+         "bias does not broadcast to [B, Hq, Sq, Sk]");
+  const int64_t group = p.qHeads / p.kvHeads;
+  std::vector<double> scores(p.kvLen);
+  std::vector<char> visible(p.kvLen);
+  std::vector<double> row(p.valueDim);
+
+  for (int64_t b = 0; b < p.batch; ++b) {
+    for (int64_t h = 0; h < p.qHeads; ++h) {
+      const int64_t kvh = h / group;
+      for (int64_t i = 0; i < p.qLen; ++i) {
+        // Scores and visibility of every key for this query.
+        double maxScore = -std::numeric_limits<double>::infinity();
+        bool anyVisible = false;
+        for (int64_t j = 0; j < p.kvLen; ++j) {
+          bool vis = structuredVisible(p, i, j);
+          if (vis && p.maskData)
+            vis = p.maskData[broadcastOffset(p.maskDims, b, h, i, j)] != 0;
+          if (vis && p.kvLens)
+            vis = j < p.kvLens[b];
+          if (vis && p.maskMod)
+            vis = p.maskMod(b, h, i, j);
+          visible[j] = vis;
+          if (!vis)
+            continue;
+
+          double dot = 0;
+          for (int64_t f = 0; f < p.headDim; ++f)
+            dot += static_cast<double>(q[headOffset(p.bshd, p.qHeads, p.qLen,
+                                                    p.headDim, b, h, i, f)]) *
+                   static_cast<double>(k[headOffset(p.bshd, p.kvHeads, p.kvLen,
+                                                    p.headDim, b, kvh, j, f)]);
+          double s = p.scale * dot;
+          if (p.scoreMod)
+            s = p.scoreMod(s, b, h, i, j);
+          if (p.biasData)
+            s += static_cast<double>(
+                p.biasData[broadcastOffset(p.biasDims, b, h, i, j)]);
+          scores[j] = s;
+          // A NaN score must reach the output rather than be skipped by max.
+          maxScore = std::isnan(s) || std::isnan(maxScore)
+                         ? std::numeric_limits<double>::quiet_NaN()
+                         : std::max(maxScore, s);
+          anyVisible = true;
+        }
+
+        std::fill(row.begin(), row.end(), 0.0);
+        // No visible key, or only -inf scores: the row is 0, matching
+        // finalize_online_attention's `sum > 0 ? acc / sum : 0`.
+        if (anyVisible &&
+            maxScore != -std::numeric_limits<double>::infinity()) {
+          double sum = 0;
+          for (int64_t j = 0; j < p.kvLen; ++j) {
+            if (!visible[j])
+              continue;
+            double weight = std::exp(scores[j] - maxScore);
+            sum += weight;
+            for (int64_t f = 0; f < p.valueDim; ++f)
+              row[f] += weight * static_cast<double>(
+                                     v[headOffset(p.bshd, p.kvHeads, p.kvLen,
+                                                  p.valueDim, b, kvh, j, f)]);
+          }
+          for (int64_t f = 0; f < p.valueDim; ++f)
+            row[f] /= sum;
+        }
+        for (int64_t f = 0; f < p.valueDim; ++f)
+          out[headOffset(p.bshd, p.qHeads, p.qLen, p.valueDim, b, h, i, f)] =
+              row[f];
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Half and bfloat16 conversions
+//===----------------------------------------------------------------------===//
+
+static uint32_t floatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+static float bitsToFloat(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
+float mlir::attn::halfToFloat(uint16_t bits) {
+  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1f;
+  uint32_t mantissa = bits & 0x3ff;
+  if (exponent == 0) {
+    // Zero or subnormal: mantissa * 2^-24, exact in float.
+    float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 0x1f) // Inf or NaN (the payload is kept).
+    return bitsToFloat(sign | 0x7f800000 | (mantissa << 13));
+  return bitsToFloat(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+uint16_t mlir::attn::floatToHalf(float value) {
+  uint32_t bits = floatBits(value);
+  uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  uint32_t magnitude = bits & 0x7fffffff;
+
+  if (magnitude >= 0x7f800000) {
+    if (magnitude == 0x7f800000)
+      return sign | 0x7c00;
+    // NaN: keep the top payload bits and force it quiet (and non-zero).
+    return sign | 0x7e00 | static_cast<uint16_t>((magnitude >> 13) & 0x3ff);
+  }
+  // 65520 is halfway between 65504 (the largest half) and 65536; ties go to
+  // the even neighbour, which is inf.
+  if (magnitude >= 0x477ff000)
+    return sign | 0x7c00;
+
+  if (magnitude >= 0x38800000) {
+    // Normal half: rebias the exponent and round away 13 mantissa bits. A
+    // carry out of the mantissa correctly bumps the exponent.
+    uint32_t half =
+        ((magnitude >> 23) - 127 + 15) << 10 | ((magnitude >> 13) & 0x3ff);
+    uint32_t rest = magnitude & 0x1fff;
+    if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+      ++half;
+    return sign | static_cast<uint16_t>(half);
+  }
+
+  // At most 2^-25 (half the smallest subnormal) rounds to zero: ties to even.
+  if (magnitude <= 0x33000000)
+    return sign;
+  // Subnormal half: value = m * 2^-24 with m = mantissa24 >> (126 - e).
+  uint32_t exponent = magnitude >> 23;
+  uint32_t mantissa = (magnitude & 0x7fffff) | 0x800000;
+  uint32_t shift = 126 - exponent; // 14..24
+  uint32_t half = mantissa >> shift;
+  uint32_t rest = mantissa & ((1u << shift) - 1);
+  uint32_t halfway = 1u << (shift - 1);
+  if (rest > halfway || (rest == halfway && (half & 1)))
+    ++half; // May carry into the smallest normal, which is correct.
+  return sign | static_cast<uint16_t>(half);
+}
+
+float mlir::attn::bf16ToFloat(uint16_t bits) {
+  return bitsToFloat(static_cast<uint32_t>(bits) << 16);
+}
+
+uint16_t mlir::attn::floatToBf16(float value) {
+  uint32_t bits = floatBits(value);
+  if ((bits & 0x7fffffff) > 0x7f800000) // NaN: truncate and force quiet.
+    return static_cast<uint16_t>((bits >> 16) | 0x40);
+  // Round to nearest even; overflow rounds to inf through the exponent.
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return static_cast<uint16_t>(bits >> 16);
+}

@@ -1,0 +1,191 @@
+//===- attn-compile.cpp - ahead-of-time attention kernels -----------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+// attn-compile (FILE.mlir | --spec SPEC) --target cpu [--name NAME] -o OUTDIR
+// writes OUTDIR/NAME.o, OUTDIR/NAME.h and OUTDIR/manifest.json.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Target/CPUKernel.h"
+#include "attn/Tools/KernelSource.h"
+#include "attn/Transforms/Transforms.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/xxhash.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("[kernel.mlir]"),
+                                      cl::init(""));
+static cl::opt<std::string>
+    specText("spec", cl::desc("Build the kernel from a SPEC instead of a file, "
+                              "e.g. b=2,hq=16,hkv=4,sq=1024,d=64,mask=causal"),
+             cl::init(""));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Target: cpu (nvptx: not yet)"),
+                                   cl::init("cpu"));
+static cl::opt<std::string>
+    kernelName("name", cl::desc("C name of the entry point and the files"),
+               cl::init("attn_kernel"));
+static cl::opt<std::string>
+    funcName("function",
+             cl::desc("The kernel function in FILE (default: the only one "
+                      "holding an attn.attention)"),
+             cl::init(""));
+static cl::opt<std::string> cpu("cpu",
+                                cl::desc("Target CPU (LLVM name), or host"),
+                                cl::init("host"));
+static cl::opt<std::string>
+    features("features", cl::desc("Target features (+avx2,...), or host"),
+             cl::init("host"));
+static cl::opt<std::string> outDir("o", cl::desc("Output directory"),
+                                   cl::value_desc("OUTDIR"), cl::Required);
+
+static int usageError(const Twine &message) {
+  llvm::errs() << "attn-compile: error: " << message << "\n";
+  return kUsageErrorExitCode;
+}
+
+static bool isCIdentifier(StringRef name) {
+  if (name.empty() || llvm::isDigit(name.front()))
+    return false;
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+static std::string printed(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os, OpPrintingFlags().enableDebugInfo(false));
+  return text;
+}
+
+static llvm::Error writeText(StringRef path, StringRef text) {
+  std::error_code ec;
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write '" + path + "'");
+  out.os() << text;
+  out.keep();
+  return llvm::Error::success();
+}
+
+static llvm::json::Value manifest(const KernelSource &source,
+                                  const KernelSignature &signature,
+                                  StringRef hash) {
+  llvm::json::Array operands;
+  for (const KernelOperand &operand : signature.operands) {
+    llvm::json::Array shape;
+    for (int64_t size : operand.type.getShape())
+      shape.push_back(ShapedType::isDynamic(size) ? llvm::json::Value(nullptr)
+                                                  : llvm::json::Value(size));
+    std::string elementType;
+    llvm::raw_string_ostream(elementType) << operand.type.getElementType();
+    operands.push_back(llvm::json::Object{
+        {"name", operand.name}, {"shape", std::move(shape)},
+        {"dtype", elementType}});
+  }
+  llvm::json::Array linkFlags;
+  for (const std::string &flag : kernelLinkFlags())
+    linkFlags.push_back(flag);
+  return llvm::json::Object{
+      {"name", kernelName.getValue()},
+      {"spec", source.spec ? llvm::json::Value(source.spec->str())
+                           : llvm::json::Value(nullptr)},
+      {"source", inputFile.empty() ? llvm::json::Value(nullptr)
+                                   : llvm::json::Value(inputFile.getValue())},
+      {"variant_hash", hash},
+      {"target", target.getValue()},
+      {"cpu", resolveHostCPU(cpu)},
+      {"features", resolveHostFeatures(features)},
+      {"flags", llvm::json::Object{{"cpu", cpu.getValue()},
+                                   {"features", features.getValue()}}},
+      {"abi", "dlpack"},
+      {"object", kernelName + ".o"},
+      {"header", kernelName + ".h"},
+      {"operands", std::move(operands)},
+      {"link_flags", std::move(linkFlags)},
+  };
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "attn ahead-of-time compiler\n");
+
+  if (inputFile.empty() == specText.empty())
+    return usageError("give exactly one of FILE.mlir and --spec");
+  if (target == "nvptx")
+    return usageError("--target nvptx is not implemented yet");
+  if (target != "cpu")
+    return usageError("unknown --target '" + target + "' (expected cpu)");
+  if (!isCIdentifier(kernelName))
+    return usageError("--name '" + kernelName +
+                      "' is not a C identifier");
+
+  DialectRegistry registry;
+  registerAttnToolDialects(registry);
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+
+  FailureOr<KernelSource> source =
+      loadKernelSource(&ctx, inputFile, specText, funcName);
+  if (failed(source))
+    return specText.empty() ? 1 : kUsageErrorExitCode;
+  FailureOr<KernelSignature> signature = analyzeKernel(source->func);
+  if (failed(signature))
+    return 1;
+
+  // The variant: the kernel as written, plus everything that changes code.
+  std::string identity = printed(source->func) + "\n" + target + "\n" +
+                         resolveHostCPU(cpu) + "\n" +
+                         resolveHostFeatures(features);
+  std::string hash = llvm::utohexstr(llvm::xxh3_64bits(identity),
+                                     /*LowerCase=*/true, /*Width=*/16);
+
+  CPUTargetOptions options;
+  options.cpu = cpu;
+  options.features = features;
+  llvm::LLVMContext llvmCtx;
+  FailureOr<std::unique_ptr<llvm::Module>> module = compileCPUKernel(
+      *source->module, source->func, kernelName, *signature, options, llvmCtx);
+  if (failed(module))
+    return 1;
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return usageError("cannot create '" + outDir + "': " + ec.message());
+  SmallString<256> base(outDir);
+  llvm::sys::path::append(base, kernelName);
+  std::string manifestText;
+  llvm::raw_string_ostream(manifestText)
+      << llvm::formatv("{0:2}", manifest(*source, *signature, hash)) << "\n";
+  SmallString<256> manifestPath(outDir);
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  auto failedTo = [](llvm::Error error) {
+    if (!error)
+      return false;
+    llvm::errs() << "attn-compile: error: " << llvm::toString(std::move(error))
+                 << "\n";
+    return true;
+  };
+  if (failedTo(writeObjectFile(**module, options, (base + ".o").str())) ||
+      failedTo(writeText((base + ".h").str(),
+                         emitCHeader(*signature, kernelName,
+                                     "attention kernel: " +
+                                         source->description))) ||
+      failedTo(writeText(manifestPath, manifestText)))
+    return 1;
+  return 0;
+}
