@@ -275,6 +275,9 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
   if (failed(linkRuntime(*llvmModule, module.getLoc())))
     return failure();
+  // Only the entry point and its error strings are public.
+  if (llvm::Function *fn = llvmModule->getFunction(kernelName))
+    fn->setLinkage(llvm::GlobalValue::InternalLinkage);
   setTargetAttributes(*llvmModule, (*machine)->getTargetCPU(),
                       (*machine)->getTargetFeatureString());
   optimize(*llvmModule, **machine);

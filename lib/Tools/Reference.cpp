@@ -64,6 +64,28 @@ static bool structuredVisible(const ReferenceProblem &p, int64_t i, int64_t j) {
   }
 }
 
+/// Every mask together: structured, i1 tensor, kv_lens and mask_mod.
+static bool isKeyVisible(const ReferenceProblem &p, int64_t b, int64_t h,
+                         int64_t i, int64_t j) {
+  if (!structuredVisible(p, i, j))
+    return false;
+  if (p.maskData && !p.maskData[broadcastOffset(p.maskDims, b, h, i, j)])
+    return false;
+  if (p.kvLens && j >= p.kvLens[b])
+    return false;
+  return !p.maskMod || p.maskMod(b, h, i, j);
+}
+
+int64_t mlir::attn::countVisiblePairs(const ReferenceProblem &p) {
+  int64_t count = 0;
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.qHeads; ++h)
+      for (int64_t i = 0; i < p.qLen; ++i)
+        for (int64_t j = 0; j < p.kvLen; ++j)
+          count += isKeyVisible(p, b, h, i, j);
+  return count;
+}
+
 void mlir::attn::referenceAttention(const ReferenceProblem &p, const float *q,
                                     const float *k, const float *v,
                                     double *out) {
@@ -86,13 +108,7 @@ void mlir::attn::referenceAttention(const ReferenceProblem &p, const float *q,
         double maxScore = -std::numeric_limits<double>::infinity();
         bool anyVisible = false;
         for (int64_t j = 0; j < p.kvLen; ++j) {
-          bool vis = structuredVisible(p, i, j);
-          if (vis && p.maskData)
-            vis = p.maskData[broadcastOffset(p.maskDims, b, h, i, j)] != 0;
-          if (vis && p.kvLens)
-            vis = j < p.kvLens[b];
-          if (vis && p.maskMod)
-            vis = p.maskMod(b, h, i, j);
+          bool vis = isKeyVisible(p, b, h, i, j);
           visible[j] = vis;
           if (!vis)
             continue;

@@ -94,6 +94,8 @@ private:
     return AffineMap::get(numLoops, 0, exprs, ctx);
   }
 
+  /// Copies key/value head `h / groupCount` to head h, for `qHeads` heads.
+  Value replicateKvHeads(Value kv, OpFoldResult qHeads, Value groupCount);
   Value scaledScores();
   Value maskedScores(Value scores);
   Value scaleValue();
@@ -106,6 +108,9 @@ private:
   Type f32;
   bool bhsd;
   OpFoldResult batch, kvHeads, groups, qLen, kvLen, headDim, valueDim;
+  /// K and V as the generics read them (with replicated heads when the group
+  /// count is dynamic).
+  Value key, value;
 };
 } // namespace
 
@@ -187,6 +192,27 @@ Value AttentionDecomposer::scaleValue() {
   return math::RsqrtOp::create(b, loc, df);
 }
 
+Value AttentionDecomposer::replicateKvHeads(Value kv, OpFoldResult qHeads,
+                                            Value groupCount) {
+  auto type = cast<RankedTensorType>(kv.getType());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d < 4; ++d)
+    sizes.push_back(d == headPos() ? qHeads : size(kv, d));
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  AffineMap identity = b.getMultiDimIdentityMap(4);
+  return generic({}, init, {identity}, 0,
+                 [&](OpBuilder &nb, Location nl, ValueRange) {
+                   SmallVector<Value> idx;
+                   for (unsigned d = 0; d < 4; ++d)
+                     idx.push_back(linalg::IndexOp::create(nb, nl, d));
+                   idx[headPos()] = arith::DivUIOp::create(
+                       nb, nl, idx[headPos()], groupCount);
+                   linalg::YieldOp::create(
+                       nb, nl,
+                       ValueRange{tensor::ExtractOp::create(nb, nl, kv, idx)});
+                 });
+}
+
 /// S[b, hk, g, i, j] = sum_d q[b, h, i, d] * k[b, hk, j, d], in f32.
 Value AttentionDecomposer::scaledScores() {
   Value q = splitHeads(op.getQuery(), headPos());
@@ -195,7 +221,7 @@ Value AttentionDecomposer::scaledScores() {
                                  kvTensorMap(kNumLoops, kJ, kD),
                                  loopsMap(kNumLoops, {kB, kHk, kG, kI, kJ})};
   Value init = filled({batch, kvHeads, groups, qLen, kvLen}, 0.0);
-  return generic({q, op.getKey()}, init, maps, /*numReductions=*/1,
+  return generic({q, key}, init, maps, /*numReductions=*/1,
                  [&](OpBuilder &nb, Location nl, ValueRange args) {
                    Value qv = convertFloat(nb, nl, args[0], f32);
                    Value kv = convertFloat(nb, nl, args[1], f32);
@@ -326,12 +352,22 @@ Value AttentionDecomposer::run() {
   OpFoldResult qHeads = size(q, headPos());
   std::optional<int64_t> hq = getConstantIntValue(qHeads);
   std::optional<int64_t> hkv = getConstantIntValue(kvHeads);
-  if (hq && hkv)
+  if (hq && hkv) {
     groups = b.getIndexAttr(*hq / *hkv);
-  else
-    groups = arith::DivUIOp::create(b, loc, sizeValue(qHeads),
-                                    sizeValue(kvHeads))
-                 .getResult();
+  } else {
+    // A dynamic group count would need expand_shape groups with two dynamic
+    // sizes, which memref lowering in MLIR 22 cannot handle
+    // (expand-strided-metadata crashes). Give each query head its own copy
+    // of its key/value head instead: G = 1.
+    Value groupCount = arith::DivUIOp::create(b, loc, sizeValue(qHeads),
+                                              sizeValue(kvHeads));
+    k = replicateKvHeads(k, qHeads, groupCount);
+    v = replicateKvHeads(v, qHeads, groupCount);
+    kvHeads = qHeads;
+    groups = b.getIndexAttr(1);
+  }
+  key = k;
+  value = v;
 
   Value scores = maskedScores(scaledScores());
 
@@ -375,7 +411,7 @@ Value AttentionDecomposer::run() {
   // O[b, hk, g, i, e] = sum_j P * V.
   enum { kE = kJ, kJ2 = kJ + 1, kPvLoops };
   Value weighted = generic(
-      {probs, v}, filled({batch, kvHeads, groups, qLen, valueDim}, 0.0),
+      {probs, value}, filled({batch, kvHeads, groups, qLen, valueDim}, 0.0),
       {loopsMap(kPvLoops, {kB, kHk, kG, kI, kJ2}),
        kvTensorMap(kPvLoops, kJ2, kE),
        loopsMap(kPvLoops, {kB, kHk, kG, kI, kE})},

@@ -63,6 +63,10 @@ struct ReferenceProblem {
 void referenceAttention(const ReferenceProblem &p, const float *q,
                         const float *k, const float *v, double *out);
 
+/// The number of visible (b, h, i, j) quadruples: the useful work of the
+/// problem, for GFLOP/s.
+int64_t countVisiblePairs(const ReferenceProblem &p);
+
 /// IEEE binary16 <-> float. floatToHalf rounds to nearest even, overflows to
 /// inf, keeps NaNs quiet and produces subnormals.
 float halfToFloat(uint16_t bits);

@@ -1,0 +1,487 @@
+//===- attn-run.cpp - compile, run, check and time an attention kernel ----===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+// attn-run (FILE.mlir | --spec SPEC) [--check] [--bench] [--json] ...
+// compiles the kernel exactly as attn-compile does, JIT-loads it, runs it on
+// random inputs through its DLPack entry point, and compares the output with
+// the independent reference in lib/Tools/Reference.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/IR/AttnOps.h"
+#include "attn/Target/CPUKernel.h"
+#include "attn/Tools/KernelSource.h"
+#include "attn/Tools/Reference.h"
+#include "attn/Tools/RegionInterpreter.h"
+#include "attn/Transforms/Transforms.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <dlpack/dlpack.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::attn;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFile(cl::Positional,
+                                      cl::desc("[kernel.mlir]"),
+                                      cl::init(""));
+static cl::opt<std::string> specText("spec",
+                                     cl::desc("Build the kernel from a SPEC"),
+                                     cl::init(""));
+static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
+                                   cl::init("cpu"));
+static cl::opt<std::string>
+    funcName("function", cl::desc("The kernel function in FILE"),
+             cl::init(""));
+static cl::list<std::string>
+    dimsList("dims",
+             cl::desc("Sizes of dynamic dimensions, e.g. sq=17,sk=33 (b, hq, "
+                      "hkv, sq, sk, d, dv); repeat to run the same kernel "
+                      "at several sizes"));
+static cl::opt<bool> check("check",
+                           cl::desc("Compare with the naive reference; exit 1 "
+                                    "when the error exceeds the tolerance"));
+static cl::opt<bool> bench("bench",
+                           cl::desc("Time repeated runs, report the median"));
+static cl::opt<bool> json("json",
+                          cl::desc("Print one JSON object on the last line"));
+static cl::opt<unsigned> seed("seed", cl::desc("Random seed of the inputs"),
+                              cl::init(1));
+static cl::opt<unsigned> runs("runs", cl::desc("Timed runs for --bench"),
+                              cl::init(10));
+static cl::opt<double>
+    toleranceOpt("tolerance",
+                 cl::desc("Max abs error for --check (default: by dtype)"),
+                 cl::init(-1));
+static cl::opt<std::string> cpu("cpu", cl::desc("Target CPU, or host"),
+                                cl::init("host"));
+static cl::opt<std::string> features("features",
+                                     cl::desc("Target features, or host"),
+                                     cl::init("host"));
+
+static int usageError(const Twine &message) {
+  llvm::errs() << "attn-run: error: " << message << "\n";
+  return kUsageErrorExitCode;
+}
+
+namespace {
+/// One DLTensor argument with its storage, and the float values the
+/// reference reads (after rounding to the tensor's element type).
+struct HostTensor {
+  std::vector<int64_t> shape;
+  std::vector<uint8_t> bytes;
+  std::vector<float> values;
+  DLTensor tensor;
+};
+
+/// Everything the reference needs that is not data, taken from the op
+/// before lowering consumes it.
+struct ProblemTemplate {
+  ReferenceProblem problem;
+  std::optional<double> scale;
+};
+} // namespace
+
+static int64_t numElements(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t size : shape)
+    n *= size;
+  return n;
+}
+
+/// Fills `t` with random values of its dtype: uniform [-1, 1] floats, i32
+/// lengths in [0, maxLen], and booleans that are true 3 times in 4.
+static void fillRandom(HostTensor &t, const attn_operand_desc &desc,
+                       std::mt19937_64 &rng, int64_t maxLen) {
+  int64_t n = numElements(t.shape);
+  t.values.resize(n);
+  t.bytes.assign(n * ((desc.dtype_bits + 7) / 8), 0);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    if (desc.dtype_code == ATTN_DL_BOOL) {
+      t.bytes[i] = (rng() % 4) != 0;
+      t.values[i] = t.bytes[i];
+    } else if (desc.dtype_code == kDLInt) {
+      int32_t len = static_cast<int32_t>(rng() % (maxLen + 1));
+      std::memcpy(&t.bytes[4 * i], &len, 4);
+      t.values[i] = len;
+    } else if (desc.dtype_bits == 32) {
+      float x = uniform(rng);
+      std::memcpy(&t.bytes[4 * i], &x, 4);
+      t.values[i] = x;
+    } else {
+      bool bf16 = desc.dtype_code == kDLBfloat;
+      float x = uniform(rng);
+      uint16_t bits = bf16 ? floatToBf16(x) : floatToHalf(x);
+      std::memcpy(&t.bytes[2 * i], &bits, 2);
+      t.values[i] = bf16 ? bf16ToFloat(bits) : halfToFloat(bits);
+    }
+  }
+}
+
+/// Reads element `i` of a float tensor as double.
+static double readFloat(const HostTensor &t, const attn_operand_desc &desc,
+                        int64_t i) {
+  if (desc.dtype_bits == 32) {
+    float x;
+    std::memcpy(&x, &t.bytes[4 * i], 4);
+    return x;
+  }
+  uint16_t bits;
+  std::memcpy(&bits, &t.bytes[2 * i], 2);
+  return desc.dtype_code == kDLBfloat ? bf16ToFloat(bits) : halfToFloat(bits);
+}
+
+/// The default tolerance: what rounding the output to its dtype costs, with
+/// room for f32 accumulation (outputs are convex combinations of values in
+/// [-1, 1]).
+static double defaultTolerance(const attn_operand_desc &out) {
+  if (out.dtype_bits == 32)
+    return 1e-4;
+  return out.dtype_code == kDLBfloat ? 1.6e-2 : 2e-3;
+}
+
+static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
+  AttentionOp op = *func.getOps<AttentionOp>().begin();
+  ProblemTemplate result;
+  ReferenceProblem &p = result.problem;
+  p.bshd = op.getLayout() == Layout::BSHD;
+  if (std::optional<APFloat> scale = op.getScale())
+    result.scale = scale->convertToDouble();
+  if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr()) {
+    if (auto causal = dyn_cast<CausalMaskAttr>(mask)) {
+      p.maskKind = causal.getAlignment() == Alignment::TopLeft ? 1 : 2;
+    } else {
+      auto window = cast<SlidingWindowMaskAttr>(mask);
+      p.maskKind = 3;
+      p.windowLeft = window.getLeft();
+      p.windowRight = window.getRight();
+      p.windowBottomRight = window.getAlignment() == Alignment::BottomRight;
+    }
+  }
+  if (!op.getScoreMod().empty()) {
+    auto fn = interpretScoreMod(op.getScoreMod());
+    if (failed(fn))
+      return failure();
+    p.scoreMod = *fn;
+  }
+  if (!op.getMaskMod().empty()) {
+    auto fn = interpretMaskMod(op.getMaskMod());
+    if (failed(fn))
+      return failure();
+    p.maskMod = *fn;
+  }
+  return result;
+}
+
+/// Parses "sq=17,sk=33" into `sizes`.
+static llvm::Error parseDims(StringRef text, int64_t *sizes) {
+  SmallVector<StringRef> pairs;
+  text.split(pairs, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef pair : pairs) {
+    auto [key, value] = pair.split('=');
+    int symbol = llvm::StringSwitch<int>(key.trim())
+                     .Case("b", ATTN_SYM_B)
+                     .Case("hq", ATTN_SYM_HQ)
+                     .Case("hkv", ATTN_SYM_HKV)
+                     .Case("sq", ATTN_SYM_SQ)
+                     .Case("sk", ATTN_SYM_SK)
+                     .Case("d", ATTN_SYM_D)
+                     .Case("dv", ATTN_SYM_DV)
+                     .Default(-1);
+    int64_t size;
+    if (symbol < 0)
+      return llvm::createStringError("unknown dimension '" + key +
+                                     "' in --dims (expected b, hq, hkv, sq, "
+                                     "sk, d or dv)");
+    if (value.trim().getAsInteger(10, size) || size <= 0)
+      return llvm::createStringError("--dims " + key +
+                                     " must be a positive integer, got '" +
+                                     value + "'");
+    sizes[symbol] = size;
+  }
+  return llvm::Error::success();
+}
+
+using Entry = int (*)(...);
+
+/// Calls the entry point with one DLTensor pointer per operand.
+static int callEntry(void *entry, std::vector<HostTensor> &tensors) {
+  std::vector<void *> a;
+  for (HostTensor &t : tensors)
+    a.push_back(&t.tensor);
+  using F4 = int (*)(void *, void *, void *, void *);
+  using F5 = int (*)(void *, void *, void *, void *, void *);
+  using F6 = int (*)(void *, void *, void *, void *, void *, void *);
+  using F7 = int (*)(void *, void *, void *, void *, void *, void *, void *);
+  switch (a.size()) {
+  case 4:
+    return reinterpret_cast<F4>(entry)(a[0], a[1], a[2], a[3]);
+  case 5:
+    return reinterpret_cast<F5>(entry)(a[0], a[1], a[2], a[3], a[4]);
+  case 6:
+    return reinterpret_cast<F6>(entry)(a[0], a[1], a[2], a[3], a[4], a[5]);
+  default:
+    return reinterpret_cast<F7>(entry)(a[0], a[1], a[2], a[3], a[4], a[5],
+                                       a[6]);
+  }
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // libMLIR registers an undocumented global -threads; ours replaces it.
+  if (cl::Option *clash = cl::getRegisteredOptions().lookup("threads"))
+    clash->removeArgument();
+  static cl::opt<unsigned> threads(
+      "threads",
+      cl::desc("Threads (kernels are single-threaded for now: only 1)"),
+      cl::init(1));
+  cl::ParseCommandLineOptions(argc, argv,
+                              "attn: compile, run, check and benchmark\n");
+  if (inputFile.empty() == specText.empty())
+    return usageError("give exactly one of FILE.mlir and --spec");
+  if (target != "cpu")
+    return usageError("unknown --target '" + target + "' (expected cpu)");
+  if (threads != 1)
+    return usageError("--threads " + Twine(threads.getValue()) +
+                      ": kernels are single-threaded for now");
+  if (runs == 0)
+    return usageError("--runs must be positive");
+
+  DialectRegistry registry;
+  registerAttnToolDialects(registry);
+  MLIRContext ctx(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+
+  FailureOr<KernelSource> source =
+      loadKernelSource(&ctx, inputFile, specText, funcName);
+  if (failed(source))
+    return specText.empty() ? 1 : kUsageErrorExitCode;
+  FailureOr<KernelSignature> signature = analyzeKernel(source->func);
+  if (failed(signature))
+    return 1;
+  FailureOr<ProblemTemplate> problemTemplate = describeProblem(source->func);
+  if (failed(problemTemplate))
+    return 1;
+
+  // The sizes of each run: compiled sizes, then the SPEC's, then --dims.
+  SmallVector<std::array<int64_t, ATTN_NUM_SYMBOLS>> sizeSets;
+  std::array<int64_t, ATTN_NUM_SYMBOLS> base;
+  std::copy(std::begin(signature->staticSizes),
+            std::end(signature->staticSizes), base.begin());
+  if (const std::optional<AttentionSpec> &spec = source->spec)
+    base = {spec->batch, spec->qHeads, spec->kvHeads, spec->qLen,
+            spec->kvLen, spec->headDim, spec->valueDim};
+  for (const std::string &text : dimsList) {
+    std::array<int64_t, ATTN_NUM_SYMBOLS> sizes = base;
+    if (llvm::Error error = parseDims(text, sizes.data()))
+      return usageError(llvm::toString(std::move(error)));
+    sizeSets.push_back(sizes);
+  }
+  if (sizeSets.empty())
+    sizeSets.push_back(base);
+  static const char *const symbolNames[ATTN_NUM_SYMBOLS] = {
+      "b", "hq", "hkv", "sq", "sk", "d", "dv"};
+  for (auto &sizes : sizeSets)
+    for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s)
+      if (sizes[s] < 0)
+        return usageError(Twine("dimension '") + symbolNames[s] +
+                          "' is dynamic: give its size with --dims");
+
+  // Compile exactly as attn-compile does, then JIT the LLVM module.
+  CPUTargetOptions options;
+  options.cpu = cpu;
+  options.features = features;
+  auto llvmCtx = std::make_unique<llvm::LLVMContext>();
+  StringRef entryName = "attn_run_kernel";
+  FailureOr<std::unique_ptr<llvm::Module>> module =
+      compileCPUKernel(*source->module, source->func, entryName, *signature,
+                       options, *llvmCtx);
+  if (failed(module))
+    return 1;
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machineBuilder)
+    return usageError(llvm::toString(machineBuilder.takeError()));
+  machineBuilder->setCPU(resolveHostCPU(cpu));
+  machineBuilder->getFeatures() = llvm::SubtargetFeatures(
+      resolveHostFeatures(features));
+  machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*machineBuilder))
+                 .create();
+  if (!jit)
+    return usageError(llvm::toString(jit.takeError()));
+  auto processSymbols =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          (*jit)->getDataLayout().getGlobalPrefix());
+  if (!processSymbols)
+    return usageError(llvm::toString(processSymbols.takeError()));
+  (*jit)->getMainJITDylib().addGenerator(std::move(*processSymbols));
+  if (llvm::Error error = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(
+          std::move(*module), std::move(llvmCtx))))
+    return usageError(llvm::toString(std::move(error)));
+  auto entrySymbol = (*jit)->lookup(entryName);
+  if (!entrySymbol)
+    return usageError(llvm::toString(entrySymbol.takeError()));
+  void *entry = entrySymbol->toPtr<void *>();
+  auto errorString =
+      (*jit)->lookup((entryName + "_error_string").str())->toPtr<const char *(
+          int)>();
+
+  const attn_operand_desc &outDesc = signature->operands.back().desc;
+  double tolerance =
+      toleranceOpt >= 0 ? toleranceOpt.getValue() : defaultTolerance(outDesc);
+  std::mt19937_64 rng(seed);
+  double maxAbsErr = 0;
+  bool ok = true;
+  double medianMs = 0, gflops = 0;
+  std::string dimsText;
+
+  for (auto [runIndex, sizes] : llvm::enumerate(sizeSets)) {
+    // Build and fill one DLTensor per operand.
+    std::vector<HostTensor> tensors(signature->operands.size());
+    ReferenceProblem p = problemTemplate->problem;
+    p.batch = sizes[ATTN_SYM_B];
+    p.qHeads = sizes[ATTN_SYM_HQ];
+    p.kvHeads = sizes[ATTN_SYM_HKV];
+    p.qLen = sizes[ATTN_SYM_SQ];
+    p.kvLen = sizes[ATTN_SYM_SK];
+    p.headDim = sizes[ATTN_SYM_D];
+    p.valueDim = sizes[ATTN_SYM_DV];
+    p.scale = problemTemplate->scale.value_or(
+        1.0 / std::sqrt(static_cast<double>(p.headDim)));
+    std::vector<int32_t> kvLens;
+    const float *q = nullptr, *k = nullptr, *v = nullptr;
+    for (auto [t, operand] : llvm::zip(tensors, signature->operands)) {
+      for (int64_t d = 0; d < operand.desc.ndim; ++d) {
+        int64_t symbol = operand.desc.dims[d];
+        t.shape.push_back(symbol == ATTN_DIM_BROADCAST ? 1 : sizes[symbol]);
+      }
+      if (operand.name != "out")
+        fillRandom(t, operand.desc, rng, p.kvLen);
+      else
+        t.bytes.assign(numElements(t.shape) * operand.desc.dtype_bits / 8, 0);
+      t.tensor.data = t.bytes.data();
+      t.tensor.device = {kDLCPU, 0};
+      t.tensor.ndim = static_cast<int32_t>(t.shape.size());
+      t.tensor.dtype = {static_cast<uint8_t>(operand.desc.dtype_code),
+                        static_cast<uint8_t>(operand.desc.dtype_bits), 1};
+      t.tensor.shape = t.shape.data();
+      t.tensor.strides = nullptr;
+      t.tensor.byte_offset = 0;
+
+      // Hand the data to the reference, broadcast dims padded to rank 4.
+      auto padded = [&](int64_t *dims) {
+        int64_t offset = 4 - static_cast<int64_t>(t.shape.size());
+        for (auto [d, size] : llvm::enumerate(t.shape))
+          dims[d + offset] = size;
+      };
+      if (operand.name == "q")
+        q = t.values.data();
+      else if (operand.name == "k")
+        k = t.values.data();
+      else if (operand.name == "v")
+        v = t.values.data();
+      else if (operand.name == "mask") {
+        p.maskData = t.bytes.data();
+        padded(p.maskDims);
+      } else if (operand.name == "bias") {
+        p.biasData = t.values.data();
+        padded(p.biasDims);
+      } else if (operand.name == "kv_lens") {
+        for (float len : t.values)
+          kvLens.push_back(static_cast<int32_t>(len));
+        p.kvLens = kvLens.data();
+      }
+    }
+
+    int status = callEntry(entry, tensors);
+    if (status != 0) {
+      llvm::errs() << "attn-run: error: the kernel returned " << status << ": "
+                   << errorString(status) << "\n";
+      return 1;
+    }
+
+    std::string runDims;
+    for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s)
+      runDims += llvm::formatv("{0}{1}={2}", s ? "," : "", symbolNames[s],
+                               sizes[s]);
+    dimsText += (runIndex ? ";" : "") + runDims;
+
+    if (check) {
+      std::vector<double> expected(numElements(tensors.back().shape));
+      referenceAttention(p, q, k, v, expected.data());
+      double err = 0;
+      for (auto [i, want] : llvm::enumerate(expected)) {
+        double got = readFloat(tensors.back(), outDesc, i);
+        double diff = std::fabs(got - want);
+        if (std::isnan(got) || std::isnan(diff))
+          diff = std::numeric_limits<double>::infinity();
+        err = std::max(err, diff);
+      }
+      maxAbsErr = std::max(maxAbsErr, err);
+      bool runOk = err <= tolerance;
+      ok &= runOk;
+      llvm::outs() << llvm::formatv(
+          "check {0}: max abs error {1:e} (tolerance {2:e}) {3}\n", runDims,
+          err, tolerance, runOk ? "ok" : "FAILED");
+    }
+
+    if (bench && runIndex == 0) {
+      std::vector<double> times;
+      callEntry(entry, tensors); // warm-up
+      for (unsigned r = 0; r < runs; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        callEntry(entry, tensors);
+        std::chrono::duration<double, std::milli> elapsed =
+            std::chrono::steady_clock::now() - start;
+        times.push_back(elapsed.count());
+      }
+      std::sort(times.begin(), times.end());
+      medianMs = times[times.size() / 2];
+      double flops = 2.0 * (p.headDim + p.valueDim) *
+                     static_cast<double>(countVisiblePairs(p));
+      gflops = flops / (medianMs * 1e-3) / 1e9;
+      llvm::outs() << llvm::formatv(
+          "bench {0}: median {1:f3} ms over {2} runs, {3:f2} GFLOP/s\n",
+          runDims, medianMs, runs.getValue(), gflops);
+    }
+  }
+
+  if (json) {
+    llvm::json::Object result{
+        {"spec", source->spec ? source->spec->str() : source->description},
+        {"target", target.getValue()},
+        {"dims", dimsText},
+        {"ok", ok},
+        {"checked", check.getValue()},
+        {"max_abs_err", check ? llvm::json::Value(maxAbsErr) : nullptr},
+        {"tolerance", tolerance},
+        {"median_ms", bench ? llvm::json::Value(medianMs) : nullptr},
+        {"gflops", bench ? llvm::json::Value(gflops) : nullptr},
+        {"threads", 1},
+        {"seed", seed.getValue()},
+    };
+    llvm::outs() << llvm::json::Value(std::move(result)) << "\n";
+  }
+  return ok ? 0 : 1;
+}
