@@ -27,5 +27,20 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.attn_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("attn-opt", unresolved="fatal")]
+tools = [
+    ToolSubst("attn-opt", unresolved="fatal"),
+    ToolSubst("attn-compile", unresolved="fatal"),
+    ToolSubst("attn-run", unresolved="fatal"),
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Compiling and linking C programs against generated kernels, the way a user
+# would: the C compiler that built attn, and the kernels' link flags (the
+# same as manifest.json's link_flags).
+config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))
+config.substitutions.append(
+    (
+        "%kernel_link_flags",
+        "-lm -L{0} -lomp -Wl,-rpath,{0}".format(config.attn_libomp_dir),
+    )
+)

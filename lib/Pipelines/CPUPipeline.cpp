@@ -37,12 +37,18 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
 
-  // Buffers -> loops -> LLVM.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Buffers -> loops, the parallel ones as OpenMP work-sharing loops (the
+  // thread count is libomp's: OMP_NUM_THREADS or omp_set_num_threads).
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createCanonicalizerPass());
+
+  // -> LLVM. memref before scf-to-cf, so OpenMP regions see LLVM types.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

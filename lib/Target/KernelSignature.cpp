@@ -205,4 +205,8 @@ enum {{
                        StringRef(name).upper());
 }
 
-SmallVector<std::string> mlir::attn::kernelLinkFlags() { return {"-lm"}; }
+SmallVector<std::string> mlir::attn::kernelLinkFlags() {
+  // libm for expf/tanhf; LLVM's OpenMP runtime for the parallel loops.
+  return {"-lm", "-L" ATTN_LIBOMP_DIR, "-lomp",
+          "-Wl,-rpath," ATTN_LIBOMP_DIR};
+}

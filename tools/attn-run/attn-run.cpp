@@ -38,6 +38,9 @@ using namespace mlir;
 using namespace mlir::attn;
 namespace cl = llvm::cl;
 
+// From libomp, which runs the kernels' parallel loops.
+extern "C" void omp_set_num_threads(int);
+
 static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::desc("[kernel.mlir]"),
                                       cl::init(""));
@@ -249,18 +252,16 @@ int main(int argc, char **argv) {
   if (cl::Option *clash = cl::getRegisteredOptions().lookup("threads"))
     clash->removeArgument();
   static cl::opt<unsigned> threads(
-      "threads",
-      cl::desc("Threads (kernels are single-threaded for now: only 1)"),
-      cl::init(1));
+      "threads", cl::desc("OpenMP threads the kernel runs on"), cl::init(1));
   cl::ParseCommandLineOptions(argc, argv,
                               "attn: compile, run, check and benchmark\n");
   if (inputFile.empty() == specText.empty())
     return usageError("give exactly one of FILE.mlir and --spec");
   if (target != "cpu")
     return usageError("unknown --target '" + target + "' (expected cpu)");
-  if (threads != 1)
-    return usageError("--threads " + Twine(threads.getValue()) +
-                      ": kernels are single-threaded for now");
+  if (threads == 0)
+    return usageError("--threads must be positive");
+  omp_set_num_threads(static_cast<int>(threads));
   if (runs == 0)
     return usageError("--runs must be positive");
 
@@ -478,7 +479,7 @@ int main(int argc, char **argv) {
         {"tolerance", tolerance},
         {"median_ms", bench ? llvm::json::Value(medianMs) : nullptr},
         {"gflops", bench ? llvm::json::Value(gflops) : nullptr},
-        {"threads", 1},
+        {"threads", threads.getValue()},
         {"seed", seed.getValue()},
     };
     llvm::outs() << llvm::json::Value(std::move(result)) << "\n";
