@@ -9,11 +9,11 @@ JOBS        ?= $(shell nproc)
 # Debian 12 packages: MLIR/LLVM 22, the clang that builds us, lit/FileCheck.
 PACKAGES := cmake ninja-build clang-22 clang-format-22 llvm-22-dev \
             llvm-22-tools libmlir-22-dev mlir-22-tools libomp-22-dev \
-            libdlpack-dev
+            libdlpack-dev libopenblas-dev
 
 ATTN_OPT := $(BUILD_DIR)/bin/attn-opt
 
-.PHONY: all deps configure build check demo docs format clean
+.PHONY: all deps configure build check demo bench docs format clean
 
 all: build
 
@@ -56,6 +56,14 @@ demo: build
 	@echo
 	@echo "== attn-opt --attn-expand-mha --canonicalize"
 	$(ATTN_OPT) examples/gqa_causal_mha.mlir --attn-expand-mha --canonicalize
+
+# attn against a naive loop nest and OpenBLAS (bench/attn-bench.cpp), e.g.
+# `make bench BENCH_ARGS=--quick` or BENCH_ARGS="--configs 8x512x64 --json".
+# Debian's OpenBLAS misdetects these CPUs and falls back to SSE3 kernels
+# unless told the core type.
+BENCH_ARGS ?=
+bench: build
+	OPENBLAS_CORETYPE=SkylakeX $(BUILD_DIR)/bin/attn-bench $(BENCH_ARGS)
 
 # Regenerates the op and pass reference under docs/ from the TableGen sources.
 docs: configure

@@ -1,6 +1,7 @@
 # -*- Python -*- lit configuration for the attn regression tests.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -9,7 +10,13 @@ from lit.llvm.subst import ToolSubst
 config.name = "ATTN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test", ".c"]
-config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = [
+    "Inputs",
+    "CMakeLists.txt",
+    "lit.cfg.py",
+    "lit.site.cfg.py",
+    "expect-exit.py",
+]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.attn_obj_root, "test")
 
@@ -42,5 +49,13 @@ config.substitutions.append(
     (
         "%kernel_link_flags",
         "-lm -L{0} -lomp -Wl,-rpath,{0}".format(config.attn_libomp_dir),
+    )
+)
+
+# `%expect_exit N cmd...` fails unless cmd exits with exactly N.
+config.substitutions.append(
+    (
+        "%expect_exit",
+        "%s %s" % (sys.executable, os.path.join(config.attn_src_root, "test", "tools", "expect-exit.py")),
     )
 )

@@ -36,6 +36,8 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createDropEquivalentBufferResultsPass());
   bufferization::buildBufferDeallocationPipeline(pm);
+  // A public function returning its argument returns an owned copy.
+  pm.addPass(createConvertBufferizationToMemRefPass());
 
   // Buffers -> loops, the parallel ones as OpenMP work-sharing loops (the
   // thread count is libomp's: OMP_NUM_THREADS or omp_set_num_threads).

@@ -232,15 +232,20 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
 }
 
 FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
-    ModuleOp module, func::FuncOp func, StringRef name,
+    func::FuncOp func, StringRef name,
     const KernelSignature &signature, const CPUTargetOptions &options,
     llvm::LLVMContext &llvmCtx) {
-  MLIRContext *ctx = module.getContext();
-  // The kernel is reached only through the entry point. Private, its
-  // destination result can be dropped after bufferization.
+  MLIRContext *ctx = func.getContext();
+  // The kernel is compiled alone, and reached only through the entry point.
+  // Private, its destination result can be dropped after bufferization.
   std::string kernelName = ("__attn_kernel_" + name).str();
-  func.setSymName(kernelName);
-  func.setPrivate();
+  OpBuilder builder(ctx);
+  OwningOpRef<ModuleOp> owned = ModuleOp::create(func.getLoc());
+  ModuleOp module = *owned;
+  builder.setInsertionPointToEnd(module.getBody());
+  auto kernelFunc = cast<func::FuncOp>(builder.clone(*func));
+  kernelFunc.setSymName(kernelName);
+  kernelFunc.setPrivate();
 
   PassManager pm(ctx);
   CPUPipelineOptions pipeline;

@@ -20,28 +20,21 @@ void mlir::attn::registerAttnToolDialects(DialectRegistry &registry) {
   registerAllExtensions(registry);
 }
 
-FailureOr<KernelSource> mlir::attn::loadKernelSource(MLIRContext *ctx,
-                                                     StringRef file,
-                                                     StringRef specText,
-                                                     StringRef funcName) {
+FailureOr<KernelSource>
+mlir::attn::loadKernelSource(MLIRContext *ctx, StringRef file,
+                             const std::optional<AttentionSpec> &spec,
+                             StringRef funcName) {
   KernelSource source;
-  if (!file.empty()) {
-    source.module = parseSourceFile<ModuleOp>(file, ctx);
-    if (!source.module)
-      return failure();
-    source.description = file.str();
-  } else {
-    llvm::Expected<AttentionSpec> spec = parseAttentionSpec(specText);
-    if (!spec) {
-      emitError(UnknownLoc::get(ctx)) << llvm::toString(spec.takeError());
-      return failure();
-    }
-    source.spec = *spec;
+  if (spec) {
+    source.spec = spec;
     source.description = spec->str();
     source.module = buildAttentionModule(ctx, *spec, "attention");
-    if (!source.module)
-      return failure();
+  } else {
+    source.description = file.str();
+    source.module = parseSourceFile<ModuleOp>(file, ctx);
   }
+  if (!source.module)
+    return failure();
 
   ModuleOp module = *source.module;
   if (!funcName.empty()) {

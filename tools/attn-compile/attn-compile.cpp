@@ -140,10 +140,17 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
 
+  std::optional<AttentionSpec> spec;
+  if (!specText.empty()) {
+    llvm::Expected<AttentionSpec> parsed = parseAttentionSpec(specText);
+    if (!parsed)
+      return usageError(llvm::toString(parsed.takeError()));
+    spec = *parsed;
+  }
   FailureOr<KernelSource> source =
-      loadKernelSource(&ctx, inputFile, specText, funcName);
+      loadKernelSource(&ctx, inputFile, spec, funcName);
   if (failed(source))
-    return specText.empty() ? 1 : kUsageErrorExitCode;
+    return 1;
   FailureOr<KernelSignature> signature = analyzeKernel(source->func);
   if (failed(signature))
     return 1;
@@ -160,7 +167,7 @@ int main(int argc, char **argv) {
   options.features = features;
   llvm::LLVMContext llvmCtx;
   FailureOr<std::unique_ptr<llvm::Module>> module = compileCPUKernel(
-      *source->module, source->func, kernelName, *signature, options, llvmCtx);
+      source->func, kernelName, *signature, options, llvmCtx);
   if (failed(module))
     return 1;
 

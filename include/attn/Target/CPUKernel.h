@@ -49,11 +49,11 @@ struct CPUTargetOptions {
   std::string features = "host"; // "+avx2,+fma", or host
 };
 
-/// Lowers `func` (in `module`) with attn-cpu-pipeline, adds the public entry
-/// point `name` and `name_error_string`, translates to LLVM IR, links the
-/// argument-checking runtime and optimizes at -O3.
+/// Lowers a copy of `func` (alone in a new module) with attn-cpu-pipeline,
+/// adds the public entry point `name` and `name_error_string`, translates to
+/// LLVM IR, links the argument-checking runtime and optimizes at -O3.
 FailureOr<std::unique_ptr<llvm::Module>>
-compileCPUKernel(ModuleOp module, func::FuncOp func, StringRef name,
+compileCPUKernel(func::FuncOp func, StringRef name,
                  const KernelSignature &signature,
                  const CPUTargetOptions &options, llvm::LLVMContext &llvmCtx);
 

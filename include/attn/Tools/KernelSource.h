@@ -30,11 +30,11 @@ struct KernelSource {
 /// Every dialect, extension and interface the attn pipelines need.
 void registerAttnToolDialects(DialectRegistry &registry);
 
-/// Parses `file` (when non-empty) or builds `specText` and finds the kernel
+/// Parses `file` (when non-empty) or builds `spec` and finds the kernel
 /// function: `funcName` when given, else the only function that holds an
 /// attn.attention. Errors go to the context's diagnostic handler.
 FailureOr<KernelSource> loadKernelSource(MLIRContext *ctx, StringRef file,
-                                         StringRef specText,
+                                         const std::optional<AttentionSpec> &spec,
                                          StringRef funcName);
 
 } // namespace mlir::attn

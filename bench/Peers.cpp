@@ -1,0 +1,135 @@
+//===- Peers.cpp - the baselines attn-bench measures attn against ---------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+// Compiled with -fopenmp: the naive loop nest runs its heads on OpenMP
+// threads (the same libomp as the attn kernels). The BLAS path's softmax uses
+// short-lived std::threads instead, so that no OpenMP worker spins while
+// OpenBLAS's own threads run the GEMMs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Peers.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+#include <vector>
+
+// OpenBLAS extensions; declared here too in case <cblas.h> is netlib's.
+extern "C" {
+void openblas_set_num_threads(int num_threads);
+char *openblas_get_corename(void);
+char *openblas_get_config(void);
+}
+
+namespace attn_bench {
+
+void naiveAttention(const Problem &p, const float *q, const float *k,
+                    const float *v, float *out, int threads) {
+  const int64_t S = p.seqLen, D = p.headDim;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t h = 0; h < p.heads; ++h) {
+    const float *qh = q + h * S * D, *kh = k + h * S * D, *vh = v + h * S * D;
+    float *oh = out + h * S * D;
+    std::vector<float> scores(S), acc(D);
+    for (int64_t i = 0; i < S; ++i) {
+      int64_t visible = p.causal ? i + 1 : S;
+      const float *qi = qh + i * D;
+      float rowMax = -std::numeric_limits<float>::infinity();
+      for (int64_t j = 0; j < visible; ++j) {
+        const float *kj = kh + j * D;
+        float s = 0.0f;
+        for (int64_t d = 0; d < D; ++d)
+          s += qi[d] * kj[d];
+        s *= p.scale;
+        scores[j] = s;
+        rowMax = std::max(rowMax, s);
+      }
+      float sum = 0.0f;
+      for (int64_t j = 0; j < visible; ++j) {
+        scores[j] = std::exp(scores[j] - rowMax);
+        sum += scores[j];
+      }
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (int64_t j = 0; j < visible; ++j) {
+        const float *vj = vh + j * D;
+        for (int64_t d = 0; d < D; ++d)
+          acc[d] += scores[j] * vj[d];
+      }
+      float *oi = oh + i * D;
+      for (int64_t d = 0; d < D; ++d)
+        oi[d] = acc[d] / sum;
+    }
+  }
+}
+
+/// Softmax of rows [begin, end) of the [heads * S, S] score matrix.
+static void softmaxRows(const Problem &p, float *scores, int64_t begin,
+                        int64_t end) {
+  const int64_t S = p.seqLen;
+  const float negInf = -std::numeric_limits<float>::infinity();
+  for (int64_t row = begin; row < end; ++row) {
+    float *s = scores + row * S;
+    if (p.causal) {
+      int64_t i = row % S;
+      std::fill(s + i + 1, s + S, negInf);
+    }
+    float rowMax = negInf;
+    for (int64_t j = 0; j < S; ++j)
+      rowMax = std::max(rowMax, s[j]);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < S; ++j) {
+      s[j] = std::exp(s[j] - rowMax);
+      sum += s[j];
+    }
+    float inv = 1.0f / sum;
+    for (int64_t j = 0; j < S; ++j)
+      s[j] *= inv;
+  }
+}
+
+void blasAttention(const Problem &p, const float *q, const float *k,
+                   const float *v, float *out, float *scores, int threads) {
+  const int64_t S = p.seqLen, D = p.headDim;
+  for (int64_t h = 0; h < p.heads; ++h)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, S, S, D, p.scale,
+                q + h * S * D, D, k + h * S * D, D, 0.0f, scores + h * S * S,
+                S);
+
+  const int64_t rows = p.heads * S;
+  if (threads <= 1) {
+    softmaxRows(p, scores, 0, rows);
+  } else {
+    std::vector<std::thread> workers;
+    int64_t chunk = (rows + threads - 1) / threads;
+    for (int t = 1; t < threads; ++t) {
+      int64_t begin = std::min(rows, t * chunk);
+      int64_t end = std::min(rows, begin + chunk);
+      workers.emplace_back(softmaxRows, std::cref(p), scores, begin, end);
+    }
+    softmaxRows(p, scores, 0, std::min(rows, chunk));
+    for (std::thread &worker : workers)
+      worker.join();
+  }
+
+  for (int64_t h = 0; h < p.heads; ++h)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, D, S, 1.0f,
+                scores + h * S * S, S, v + h * S * D, D, 0.0f, out + h * S * D,
+                D);
+}
+
+void setBlasThreads(int threads) { openblas_set_num_threads(threads); }
+
+std::string blasDescription() {
+  std::string text = "OpenBLAS ";
+  text += openblas_get_config();
+  text += ", core ";
+  text += openblas_get_corename();
+  return text;
+}
+
+} // namespace attn_bench

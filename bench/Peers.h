@@ -1,0 +1,48 @@
+//===- Peers.h - the baselines attn-bench measures attn against -*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+// Two reference implementations of fp32 scaled dot-product attention on BHSD
+// tensors with B = 1 and Hq = Hkv: a plain C++ loop nest, and the unfused
+// BLAS path that PyTorch's math fallback takes (GEMM, softmax, GEMM). They use
+// no MLIR and no LLVM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_BENCH_PEERS_H
+#define ATTN_BENCH_PEERS_H
+
+#include <cstdint>
+#include <string>
+
+namespace attn_bench {
+
+/// One problem: q, k, v and out are [heads, seqLen, headDim], row-major.
+struct Problem {
+  int64_t heads = 0, seqLen = 0, headDim = 0;
+  bool causal = false; // key j is visible to query i iff j <= i
+  float scale = 1.0f;
+};
+
+/// Per head, per query row: scores, max, exp, sum, weighted sum of V, with
+/// float accumulation. Parallel over heads on `threads` OpenMP threads.
+void naiveAttention(const Problem &p, const float *q, const float *k,
+                    const float *v, float *out, int threads);
+
+/// PyTorch's math path: for every head S = scale * Q K^T (cblas_sgemm), then
+/// a row softmax over the whole [heads, seqLen, seqLen] score tensor (masked
+/// scores set to -inf first) on `threads` threads, then O = P V
+/// (cblas_sgemm). `scores` holds heads * seqLen * seqLen floats. The GEMMs
+/// run on the OpenBLAS thread count set by setBlasThreads.
+void blasAttention(const Problem &p, const float *q, const float *k,
+                   const float *v, float *out, float *scores, int threads);
+
+/// openblas_set_num_threads.
+void setBlasThreads(int threads);
+
+/// OpenBLAS's build configuration and the core type whose kernels it chose.
+std::string blasDescription();
+
+} // namespace attn_bench
+
+#endif // ATTN_BENCH_PEERS_H

@@ -1,0 +1,499 @@
+//===- attn-bench.cpp - attn against a naive loop nest and OpenBLAS -------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+// attn-bench [--quick] [--configs HxSxD,...] [--runs N] [--threads 1,2]
+//            [--json]
+// For each (H, S, D) problem (B = 1, fp32, Hq = Hkv = H, Sq = Sk = S), with
+// and without a causal mask, and for each thread count, times in one process
+//   attn:  the kernel compiled from the SPEC b=1,hq=H,sq=S,d=D[,mask=causal]
+//          (compileCPUKernel, JIT-loaded, called through its DLPack entry),
+//   naive: a plain C++ loop nest (bench/Peers.cpp),
+//   blas:  PyTorch's unfused math path on OpenBLAS (GEMM, softmax, GEMM),
+// on the same random inputs, after checking that the naive and BLAS outputs
+// agree with attn's. Reports the median time of each and attn's speedups.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Peers.h"
+
+#include "attn/Target/CPUKernel.h"
+#include "attn/Tools/KernelSource.h"
+#include "attn/Transforms/Transforms.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <dlpack/dlpack.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace attn_bench;
+namespace cl = llvm::cl;
+
+// From libomp, which runs the kernels' parallel loops.
+extern "C" void omp_set_num_threads(int);
+
+static cl::OptionCategory benchCategory("attn-bench options");
+
+static cl::opt<bool> quick("quick",
+                           cl::desc("Only the 8x512x64 problem, 3 runs"),
+                           cl::cat(benchCategory));
+static cl::list<std::string>
+    configList("configs", cl::CommaSeparated,
+               cl::desc("Problems as HxSxD (default "
+                        "8x512x64,16x2048x64,8x4096x128)"),
+               cl::cat(benchCategory));
+static cl::list<std::string>
+    maskList("masks", cl::CommaSeparated,
+             cl::desc("Masks among none, causal (default both)"),
+             cl::cat(benchCategory));
+static cl::opt<unsigned> runs("runs",
+                              cl::desc("Timed runs per measurement; the "
+                                       "median is reported (default 5)"),
+                              cl::init(5), cl::cat(benchCategory));
+static cl::opt<unsigned>
+    largeRuns("large-runs",
+              cl::desc("At most this many runs when S >= 2048 (default 3)"),
+              cl::init(3), cl::cat(benchCategory));
+static cl::opt<bool> json("json", cl::desc("Also print one JSON line per row"),
+                          cl::cat(benchCategory));
+static cl::opt<unsigned> seed("seed", cl::desc("Random seed of the inputs"),
+                              cl::init(1), cl::cat(benchCategory));
+static cl::opt<double> tolerance(
+    "tolerance",
+    cl::desc("Max abs difference of the naive and BLAS outputs from attn's"),
+    cl::init(1e-4), cl::cat(benchCategory));
+
+static constexpr int64_t kLargeSeqLen = 2048;
+
+[[noreturn]] static void fatal(const llvm::Twine &message) {
+  llvm::outs().flush();
+  llvm::errs() << "attn-bench: error: " << message << "\n";
+  std::exit(1);
+}
+
+namespace {
+struct Config {
+  int64_t heads, seqLen, headDim;
+  std::string name() const {
+    return llvm::formatv("{0}x{1}x{2}", heads, seqLen, headDim).str();
+  }
+};
+
+/// 64-byte aligned floats.
+class Buffer {
+public:
+  explicit Buffer(size_t n)
+      : n(n), data(static_cast<float *>(
+                       std::aligned_alloc(64, ((n * 4 + 63) / 64) * 64)),
+                   std::free) {
+    if (!data)
+      fatal(llvm::formatv("cannot allocate {0} MiB", n * 4 >> 20));
+  }
+  float *get() const { return data.get(); }
+  size_t size() const { return n; }
+
+private:
+  size_t n;
+  std::unique_ptr<float, void (*)(void *)> data;
+};
+
+/// A JIT-compiled attn kernel taking (q, k, v, out) DLTensors.
+struct AttnKernel {
+  int (*entry)(void *, void *, void *, void *) = nullptr;
+  const char *(*errorString)(int) = nullptr;
+};
+
+/// Compiles SPECs into one LLJIT, each under its own entry name.
+class AttnCompiler {
+public:
+  AttnCompiler() : ctx(makeRegistry()), diagnostics(sourceMgr, &ctx) {
+    ctx.disableMultithreading();
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!machineBuilder)
+      fatal(llvm::toString(machineBuilder.takeError()));
+    machineBuilder->setCPU(resolveHostCPU("host"));
+    machineBuilder->getFeatures() =
+        llvm::SubtargetFeatures(resolveHostFeatures("host"));
+    machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto created = llvm::orc::LLJITBuilder()
+                       .setJITTargetMachineBuilder(std::move(*machineBuilder))
+                       .create();
+    if (!created)
+      fatal(llvm::toString(created.takeError()));
+    jit = std::move(*created);
+    // The kernels call libm, libc and libomp, all in this process.
+    auto processSymbols =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+            jit->getDataLayout().getGlobalPrefix());
+    if (!processSymbols)
+      fatal(llvm::toString(processSymbols.takeError()));
+    jit->getMainJITDylib().addGenerator(std::move(*processSymbols));
+  }
+
+  AttnKernel compile(const std::string &spec) {
+    llvm::Expected<AttentionSpec> parsed = parseAttentionSpec(spec);
+    if (!parsed)
+      fatal(llvm::toString(parsed.takeError()));
+    FailureOr<KernelSource> source =
+        loadKernelSource(&ctx, /*file=*/"", *parsed, /*funcName=*/"");
+    if (failed(source))
+      fatal("cannot build the kernel for SPEC " + spec);
+    FailureOr<KernelSignature> signature = analyzeKernel(source->func);
+    if (failed(signature))
+      fatal("cannot analyze the kernel for SPEC " + spec);
+    const char *expected[] = {"q", "k", "v", "out"};
+    if (signature->operands.size() != 4)
+      fatal("the kernel for SPEC " + spec + " does not take (q, k, v, out)");
+    for (auto [operand, name] : llvm::zip(signature->operands, expected))
+      if (operand.name != name || operand.desc.dtype_bits != 32)
+        fatal("the kernel for SPEC " + spec +
+              " does not take f32 (q, k, v, out)");
+
+    std::string entryName = llvm::formatv("attn_bench_kernel_{0}", count++);
+    auto llvmCtx = std::make_unique<llvm::LLVMContext>();
+    CPUTargetOptions options; // host CPU and features, as attn-run
+    FailureOr<std::unique_ptr<llvm::Module>> module = compileCPUKernel(
+        source->func, entryName, *signature, options, *llvmCtx);
+    if (failed(module))
+      fatal("cannot compile the kernel for SPEC " + spec);
+    if (llvm::Error error = jit->addIRModule(llvm::orc::ThreadSafeModule(
+            std::move(*module), std::move(llvmCtx))))
+      fatal(llvm::toString(std::move(error)));
+    auto entry = jit->lookup(entryName);
+    if (!entry)
+      fatal(llvm::toString(entry.takeError()));
+    auto errorString = jit->lookup(entryName + "_error_string");
+    if (!errorString)
+      fatal(llvm::toString(errorString.takeError()));
+    AttnKernel kernel;
+    kernel.entry = entry->toPtr<int(void *, void *, void *, void *)>();
+    kernel.errorString = errorString->toPtr<const char *(int)>();
+    return kernel;
+  }
+
+private:
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    registerAttnToolDialects(registry);
+    return registry;
+  }
+
+  MLIRContext ctx;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics;
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  unsigned count = 0;
+};
+
+/// A [1, H, S, D] f32 DLTensor over `data`.
+struct Tensor4D {
+  Tensor4D(const Config &c, float *data)
+      : shape{1, c.heads, c.seqLen, c.headDim} {
+    tensor.data = data;
+    tensor.device = {kDLCPU, 0};
+    tensor.ndim = 4;
+    tensor.dtype = {kDLFloat, 32, 1};
+    tensor.shape = shape;
+    tensor.strides = nullptr;
+    tensor.byte_offset = 0;
+  }
+  int64_t shape[4];
+  DLTensor tensor;
+};
+
+/// One row of the report.
+struct Row {
+  Config config;
+  bool causal;
+  unsigned threads, runs;
+  double attnMs, naiveMs, blasMs;
+  double naiveDiff, blasDiff;
+};
+} // namespace
+
+static double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// The median wall time of `runs` calls of `fn`, in milliseconds.
+static double medianMs(const std::function<void()> &fn, unsigned runs,
+                       bool warmUp) {
+  if (warmUp)
+    fn();
+  std::vector<double> times;
+  for (unsigned r = 0; r < runs; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    times.push_back(secondsSince(start) * 1e3);
+  }
+  std::sort(times.begin(), times.end());
+  size_t mid = times.size() / 2;
+  return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+}
+
+/// Lets the OpenMP and OpenBLAS workers of the previous peer stop spinning
+/// (libomp's default blocktime is 200 ms) before the next peer is timed.
+static void quiesce() {
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+}
+
+static double maxAbsDiff(const Buffer &a, const Buffer &b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    double diff = std::fabs(double(a.get()[i]) - double(b.get()[i]));
+    if (std::isnan(diff))
+      return std::numeric_limits<double>::infinity();
+    worst = std::max(worst, diff);
+  }
+  return worst;
+}
+
+static double visiblePairs(const Config &c, bool causal) {
+  double s = static_cast<double>(c.seqLen);
+  return causal ? s * (s + 1) / 2 : s * s;
+}
+
+/// Useful GFLOP/s: 2 * H * (D + Dv) * visible (query, key) pairs.
+static double gflops(const Config &c, bool causal, double ms) {
+  return 2.0 * c.heads * (c.headDim + c.headDim) * visiblePairs(c, causal) /
+         (ms * 1e-3) / 1e9;
+}
+
+static Config parseConfig(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef> parts;
+  text.trim().split(parts, 'x');
+  Config c;
+  if (parts.size() != 3 || parts[0].getAsInteger(10, c.heads) ||
+      parts[1].getAsInteger(10, c.seqLen) ||
+      parts[2].getAsInteger(10, c.headDim) || c.heads <= 0 || c.seqLen <= 0 ||
+      c.headDim <= 0)
+    fatal("bad --configs entry '" + text + "' (expected HxSxD, e.g. 8x512x64)");
+  return c;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  // libMLIR registers an undocumented global -threads; ours replaces it.
+  if (cl::Option *clash = cl::getRegisteredOptions().lookup("threads"))
+    clash->removeArgument();
+  static cl::list<unsigned> threadList("threads", cl::CommaSeparated,
+                                       cl::desc("Thread counts (default 1,2)"),
+                                       cl::cat(benchCategory));
+  cl::HideUnrelatedOptions(benchCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv, "attn-bench: attn against a naive loop nest and OpenBLAS\n");
+
+  std::vector<Config> configs;
+  if (!configList.empty()) {
+    for (const std::string &text : configList)
+      configs.push_back(parseConfig(text));
+  } else if (quick) {
+    configs = {{8, 512, 64}};
+  } else {
+    configs = {{8, 512, 64}, {16, 2048, 64}, {8, 4096, 128}};
+  }
+  unsigned baseRuns = runs;
+  if (quick && runs.getNumOccurrences() == 0)
+    baseRuns = 3;
+  if (baseRuns == 0 || largeRuns == 0)
+    fatal("--runs and --large-runs must be positive");
+  std::vector<unsigned> threadCounts(threadList.begin(), threadList.end());
+  if (threadCounts.empty())
+    threadCounts = {1, 2};
+  for (unsigned t : threadCounts)
+    if (t == 0)
+      fatal("--threads must be positive");
+  unsigned maxThreads =
+      *std::max_element(threadCounts.begin(), threadCounts.end());
+  std::vector<bool> masks;
+  for (const std::string &m : maskList) {
+    if (m != "none" && m != "causal")
+      fatal("bad --masks entry '" + m + "' (expected none or causal)");
+    masks.push_back(m == "causal");
+  }
+  if (masks.empty())
+    masks = {false, true};
+
+  const char *coreType = std::getenv("OPENBLAS_CORETYPE");
+  llvm::outs() << "attn-bench: host " << llvm::sys::getHostCPUName() << ", "
+               << std::thread::hardware_concurrency() << " hardware threads; "
+               << blasDescription()
+               << " (OPENBLAS_CORETYPE=" << (coreType ? coreType : "unset")
+               << ")\n";
+  llvm::outs() << llvm::formatv(
+      "B=1, fp32, Hq=Hkv=H, Sq=Sk=S; median of {0} runs ({1} when S >= "
+      "{2}); GF/s = useful GFLOP/s = 2*H*(D+D)*visible_pairs/time\n",
+      baseRuns, std::min(baseRuns, largeRuns.getValue()), kLargeSeqLen);
+  llvm::outs().flush();
+
+  AttnCompiler compiler;
+  std::vector<Row> rows;
+  const char *header = "{0,-12} {1,-6} {2,3} {3,4} {4,11} {5,11} {6,11} "
+                       "{7,7} {8,7} {9,7} {10,9} {11,9}\n";
+  bool printedHeader = false;
+  auto benchStart = std::chrono::steady_clock::now();
+
+  for (const Config &c : configs) {
+    size_t n = c.heads * c.seqLen * c.headDim;
+    Buffer q(n), k(n), v(n), attnOut(n), naiveOut(n), blasOut(n);
+    Buffer scores(c.heads * c.seqLen * c.seqLen);
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    for (const Buffer *b : {&q, &k, &v})
+      for (size_t i = 0; i < n; ++i)
+        b->get()[i] = uniform(rng);
+    Tensor4D qT(c, q.get()), kT(c, k.get()), vT(c, v.get()),
+        outT(c, attnOut.get());
+    bool large = c.seqLen >= kLargeSeqLen;
+    unsigned configRuns =
+        large ? std::min(baseRuns, largeRuns.getValue()) : baseRuns;
+
+    for (bool causal : masks) {
+      const char *maskName = causal ? "causal" : "none";
+      std::string spec =
+          llvm::formatv("b=1,hq={0},sq={1},d={2}{3}", c.heads, c.seqLen,
+                        c.headDim, causal ? ",mask=causal" : "");
+      auto compileStart = std::chrono::steady_clock::now();
+      AttnKernel kernel = compiler.compile(spec);
+      llvm::errs() << llvm::formatv("[{0,7:f1}s] {1}: compiled in {2:f2} s\n",
+                                    secondsSince(benchStart), spec,
+                                    secondsSince(compileStart));
+
+      Problem problem;
+      problem.heads = c.heads;
+      problem.seqLen = c.seqLen;
+      problem.headDim = c.headDim;
+      problem.causal = causal;
+      problem.scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+
+      auto runAttn = [&] {
+        int status =
+            kernel.entry(&qT.tensor, &kT.tensor, &vT.tensor, &outT.tensor);
+        if (status != 0)
+          fatal(llvm::formatv("the attn kernel for {0} returned {1}: {2}", spec,
+                              status, kernel.errorString(status)));
+      };
+      unsigned threads = maxThreads;
+      auto runNaive = [&] {
+        naiveAttention(problem, q.get(), k.get(), v.get(), naiveOut.get(),
+                       threads);
+      };
+      auto runBlas = [&] {
+        blasAttention(problem, q.get(), k.get(), v.get(), blasOut.get(),
+                      scores.get(), threads);
+      };
+
+      // Check the peers against attn on the largest thread count (these
+      // calls also warm up every peer's code and pages).
+      omp_set_num_threads(threads);
+      setBlasThreads(threads);
+      runAttn();
+      runNaive();
+      runBlas();
+      double naiveDiff = maxAbsDiff(naiveOut, attnOut);
+      double blasDiff = maxAbsDiff(blasOut, attnOut);
+      llvm::errs() << llvm::formatv(
+          "[{0,7:f1}s] {1} {2}: max |naive - attn| = {3:e2}, max |blas - "
+          "attn| = {4:e2}\n",
+          secondsSince(benchStart), c.name(), maskName, naiveDiff, blasDiff);
+      if (!(naiveDiff <= tolerance) || !(blasDiff <= tolerance))
+        fatal(llvm::formatv("{0} mask={1}: the outputs disagree with attn's "
+                            "(naive {2:e2}, blas {3:e2}, tolerance {4:e2})",
+                            c.name(), maskName, naiveDiff, blasDiff,
+                            tolerance.getValue()));
+
+      for (unsigned t : threadCounts) {
+        threads = t;
+        omp_set_num_threads(t);
+        setBlasThreads(t);
+        // Large problems run for seconds: the check above warmed them up.
+        bool warmUp = !large;
+        Row row{c, causal, t, configRuns, 0, 0, 0, naiveDiff, blasDiff};
+        quiesce();
+        row.attnMs = medianMs(runAttn, configRuns, warmUp);
+        quiesce();
+        row.naiveMs = medianMs(runNaive, configRuns, warmUp);
+        quiesce();
+        row.blasMs = medianMs(runBlas, configRuns, warmUp);
+        rows.push_back(row);
+
+        if (!printedHeader) {
+          llvm::outs() << llvm::formatv(
+              header, "config", "mask", "thr", "runs", "attn_ms", "naive_ms",
+              "blas_ms", "attn", "naive", "blas", "vs_naive", "vs_blas");
+          llvm::outs() << llvm::formatv(header, "(HxSxD)", "", "", "", "", "",
+                                        "", "GF/s", "GF/s", "GF/s", "speedup",
+                                        "speedup");
+          printedHeader = true;
+        }
+        llvm::outs() << llvm::formatv(
+            header, c.name(), maskName, t, configRuns,
+            llvm::formatv("{0:f2}", row.attnMs),
+            llvm::formatv("{0:f2}", row.naiveMs),
+            llvm::formatv("{0:f2}", row.blasMs),
+            llvm::formatv("{0:f2}", gflops(c, causal, row.attnMs)),
+            llvm::formatv("{0:f2}", gflops(c, causal, row.naiveMs)),
+            llvm::formatv("{0:f2}", gflops(c, causal, row.blasMs)),
+            llvm::formatv("{0:f3}", row.naiveMs / row.attnMs),
+            llvm::formatv("{0:f3}", row.blasMs / row.attnMs));
+        llvm::outs().flush();
+        llvm::errs() << llvm::formatv("[{0,7:f1}s] {1} {2} threads={3} done\n",
+                                      secondsSince(benchStart), c.name(),
+                                      maskName, t);
+      }
+    }
+  }
+
+  if (json) {
+    for (const Row &row : rows) {
+      const Config &c = row.config;
+      llvm::json::Object object{
+          {"config", c.name()},
+          {"b", 1},
+          {"h", c.heads},
+          {"s", c.seqLen},
+          {"d", c.headDim},
+          {"dtype", "f32"},
+          {"mask", row.causal ? "causal" : "none"},
+          {"threads", row.threads},
+          {"runs", row.runs},
+          {"attn_ms", row.attnMs},
+          {"naive_ms", row.naiveMs},
+          {"blas_ms", row.blasMs},
+          {"attn_gflops", gflops(c, row.causal, row.attnMs)},
+          {"naive_gflops", gflops(c, row.causal, row.naiveMs)},
+          {"blas_gflops", gflops(c, row.causal, row.blasMs)},
+          {"attn_speedup_vs_naive", row.naiveMs / row.attnMs},
+          {"attn_speedup_vs_blas", row.blasMs / row.attnMs},
+          {"max_abs_diff_naive", row.naiveDiff},
+          {"max_abs_diff_blas", row.blasDiff},
+      };
+      llvm::outs() << llvm::json::Value(std::move(object)) << "\n";
+    }
+  }
+  llvm::errs() << llvm::formatv("[{0,7:f1}s] done\n", secondsSince(benchStart));
+  return 0;
+}

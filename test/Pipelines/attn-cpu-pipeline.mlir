@@ -1,0 +1,49 @@
+// RUN: attn-opt %s --attn-cpu-pipeline="cpu=skylake-avx512 features=+avx512f,+fma" | FileCheck %s
+// RUN: attn-opt %s --attn-cpu-pipeline | FileCheck %s --check-prefix=HOST
+
+// From attn on tensors to the LLVM dialect in one pipeline: every function
+// is an llvm.func carrying the target CPU and features, the parallel loops
+// are OpenMP work-sharing loops, the exponential is an LLVM intrinsic, and
+// nothing of the higher dialects is left.
+
+// CHECK-LABEL: llvm.func @kernel(
+// CHECK-SAME: target_cpu = "skylake-avx512"
+// CHECK-SAME: target_features = #llvm.target_features<["+avx512f", "+fma"]>
+// CHECK: llvm.call @malloc
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
+// CHECK: llvm.intr.exp
+// CHECK: llvm.call @free
+// CHECK-NOT: func.func
+// CHECK-NOT: linalg.
+// CHECK-NOT: memref.
+// CHECK-NOT: attn.
+
+// A private kernel writes its destination in place, so bufferization drops
+// its result: it returns nothing (attn-compile relies on this).
+// CHECK-LABEL: llvm.func @private_kernel(
+// CHECK-NOT: -> !llvm.struct
+// CHECK-SAME: {
+// CHECK: llvm.return{{$}}
+
+// "host" resolves to the machine's CPU.
+// HOST-LABEL: llvm.func @kernel(
+// HOST-NOT: target_cpu = "host"
+// HOST-SAME: target_cpu = "{{[a-z0-9-]+}}"
+
+func.func @kernel(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>,
+                  %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x4x8x16xf32>,
+                          tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      outs(%o : tensor<1x4x8x16xf32>)
+      {structured_mask = #attn.causal<top_left>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+func.func private @private_kernel(%q: tensor<1x4x8x16xf32>,
+    %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}

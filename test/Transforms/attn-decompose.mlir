@@ -1,0 +1,124 @@
+// RUN: attn-opt %s --attn-decompose --canonicalize --cse --split-input-file | FileCheck %s
+
+// GQA 4:1, bottom-right causal, f16 in, f32 out. Query heads split into
+// [Hkv, G] so every map is a projected permutation; the steps are S = QK^T,
+// scale + mask, row max, exp, row sum, PV and the normalization.
+// CHECK-DAG: #[[$Q:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
+// CHECK-DAG: #[[$K:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+// CHECK-DAG: #[[$S:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[$ID5:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[$ROW:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$V:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d5, d4)>
+// CHECK-LABEL: func.func @gqa_causal_bottom_right
+// CHECK-SAME: (%[[QA:[a-z0-9_]+]]: tensor<2x8x16x32xf16>, %[[KA:[a-z0-9_]+]]: tensor<2x2x24x32xf16>, %[[VA:[a-z0-9_]+]]: tensor<2x2x24x16xf16>, %[[OA:[a-z0-9_]+]]: tensor<2x8x16x16xf32>)
+// CHECK-DAG: %[[SHIFT:.+]] = arith.constant 8 : index
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 0.176776692 : f32
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[Q:.+]] = tensor.expand_shape %[[QA]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 4, 16, 32]
+// CHECK: %[[QK:.+]] = linalg.generic {indexing_maps = [#[[$Q]], #[[$K]], #[[$S]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]], %[[KA]] : {{.*}}) outs(%{{.+}} : tensor<2x2x4x16x24xf32>)
+// CHECK: arith.extf
+// CHECK: %[[MASKED:.+]] = linalg.generic {indexing_maps = [#[[$ID5]], #[[$ID5]]], {{.*}} ins(%[[QK]] :
+// CHECK-DAG: %[[I:.+]] = linalg.index 3 : index
+// CHECK-DAG: %[[J:.+]] = linalg.index 4 : index
+// CHECK: %[[SCALED:.+]] = arith.mulf %{{.+}}, %[[SCALE]] : f32
+// CHECK: %[[POS:.+]] = arith.addi %[[I]], %[[SHIFT]] : index
+// CHECK: %[[VIS:.+]] = arith.cmpi sle, %[[J]], %[[POS]] : index
+// CHECK: arith.select %[[VIS]], %[[SCALED]], %[[NEGINF]] : f32
+// CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[$ID5]], #[[$ROW]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[MASKED]] :
+// CHECK: arith.maximumf
+// CHECK: %[[P:.+]] = linalg.generic {{.*}} ins(%[[MASKED]], %[[MAX]] :
+// CHECK: ^bb0(%[[SIN:.+]]: f32, %[[MIN:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[E:.+]] = math.exp
+// A row whose keys are all hidden has max -inf: its weights are 0, not NaN.
+// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[MIN]], %[[NEGINF]] : f32
+// CHECK: arith.select %[[EMPTY]], %[[ZERO]], %[[E]] : f32
+// CHECK: %[[SUM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]] :
+// CHECK: %[[PV:.+]] = linalg.generic {indexing_maps = [#[[$Q]], #[[$V]], #[[$S]]], {{.*}} ins(%[[P]], %[[VA]] :
+// CHECK: %[[OUT5:.+]] = tensor.expand_shape %[[OA]] {{\[}}[0], [1, 2], [3], [4]]
+// CHECK: %[[NORM:.+]] = linalg.generic {{.*}} ins(%[[PV]], %[[SUM]] : {{.*}}) outs(%[[OUT5]] :
+// CHECK: %[[POSITIVE:.+]] = arith.cmpf ogt
+// CHECK: arith.select %[[POSITIVE]]
+// CHECK: %[[RESULT:.+]] = tensor.collapse_shape %[[NORM]] {{\[}}[0], [1, 2], [3], [4]] : tensor<2x2x4x16x16xf32> into tensor<2x8x16x16xf32>
+// CHECK: return %[[RESULT]]
+func.func @gqa_causal_bottom_right(%q: tensor<2x8x16x32xf16>,
+    %k: tensor<2x2x24x32xf16>, %v: tensor<2x2x24x16xf16>,
+    %o: tensor<2x8x16x16xf32>) -> tensor<2x8x16x16xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<2x8x16x32xf16>,
+                          tensor<2x2x24x32xf16>, tensor<2x2x24x16xf16>)
+      outs(%o : tensor<2x8x16x16xf32>)
+      {structured_mask = #attn.causal<bottom_right>} -> tensor<2x8x16x16xf32>
+  return %0 : tensor<2x8x16x16xf32>
+}
+
+// -----
+
+// BSHD is read in place; the window, the i1 mask, the bias and kv_lens all
+// feed the same select, and the regions are inlined with h = hk * G + g.
+// CHECK-DAG: #[[$BSHD_Q:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1, d2, d5)>
+// CHECK-DAG: #[[$BIAS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+// CHECK-DAG: #[[$MASK:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (0, 0, d3, d4)>
+// CHECK-DAG: #[[$LENS:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0)>
+// CHECK-LABEL: func.func @bshd_everything
+// CHECK: linalg.generic {indexing_maps = [#[[$BSHD_Q]],
+// CHECK: linalg.generic {indexing_maps = [{{.+}}, #[[$BIAS]], #[[$MASK]], #[[$LENS]], {{.+}}]
+// CHECK: ^bb0(%{{.+}}: f32, %[[B:.+]]: f32, %[[M:.+]]: i1, %[[LEN:.+]]: i32, %{{.+}}: f32):
+// CHECK-DAG: %[[HK:.+]] = linalg.index 1 : index
+// CHECK-DAG: %[[G:.+]] = linalg.index 2 : index
+// CHECK: %[[HKG:.+]] = arith.muli %[[HK]], %{{.+}} : index
+// CHECK: %[[H:.+]] = arith.addi %[[HKG]], %[[G]] : index
+// CHECK: %[[HI:.+]] = arith.index_cast %[[H]] : index to i32
+// CHECK: math.tanh
+// CHECK: arith.addf %{{.+}}, %[[B]] : f32
+// CHECK: arith.andi %{{.+}}, %[[M]] : i1
+// CHECK: %[[LENX:.+]] = arith.index_cast %[[LEN]] : i32 to index
+// CHECK: arith.cmpi slt, %{{.+}}, %[[LENX]] : index
+// CHECK: arith.cmpi ne
+// CHECK: arith.select
+func.func @bshd_everything(%q: tensor<1x16x4x8xf32>, %k: tensor<1x16x2x8xf32>,
+    %m: tensor<1x1x16x16xi1>, %b: tensor<16x16xf32>, %l: tensor<1xi32>,
+    %o: tensor<1x16x4x8xf32>) -> tensor<1x16x4x8xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x16x4x8xf32>,
+                          tensor<1x16x2x8xf32>, tensor<1x16x2x8xf32>)
+      mask(%m : tensor<1x1x16x16xi1>) bias(%b : tensor<16x16xf32>)
+      kv_lens(%l : tensor<1xi32>) outs(%o : tensor<1x16x4x8xf32>)
+      {layout = #attn.layout<bshd>,
+       structured_mask = #attn.sliding_window<left = 3, right = 1>}
+      score_mod {
+      ^bb0(%s: f32, %bi: index, %h: index, %i: index, %j: index):
+        %hi = arith.index_cast %h : index to i32
+        %hf = arith.sitofp %hi : i32 to f32
+        %t = math.tanh %s : f32
+        %r = arith.addf %t, %hf : f32
+        attn.yield %r : f32
+      }
+      mask_mod {
+      ^bb0(%bi: index, %h: index, %i: index, %j: index):
+        %ne = arith.cmpi ne, %i, %j : index
+        attn.yield %ne : i1
+      } -> tensor<1x16x4x8xf32>
+  return %0 : tensor<1x16x4x8xf32>
+}
+
+// -----
+
+// Dynamic head counts: the group count is unknown, so each query head gets
+// its own copy of its key/value head (a gather), and G is 1.
+// CHECK-LABEL: func.func @dynamic_heads
+// CHECK-SAME: (%[[QA:[a-z0-9_]+]]: tensor<1x?x8x4xf32>, %[[KA:[a-z0-9_]+]]: tensor<1x?x8x4xf32>
+// CHECK-DAG: %[[HQ:.+]] = tensor.dim %[[QA]], %{{.+}} : tensor<1x?x8x4xf32>
+// CHECK-DAG: %[[HKV:.+]] = tensor.dim %[[KA]], %{{.+}} : tensor<1x?x8x4xf32>
+// CHECK: %[[GROUPS:.+]] = arith.divui %[[HQ]], %[[HKV]] : index
+// CHECK: %[[KREP:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<1x?x8x4xf32>)
+// CHECK: %[[H:.+]] = linalg.index 1 : index
+// CHECK: %[[KVH:.+]] = arith.divui %[[H]], %[[GROUPS]] : index
+// CHECK: tensor.extract %[[KA]][%{{.+}}, %[[KVH]], %{{.+}}, %{{.+}}] : tensor<1x?x8x4xf32>
+// CHECK: tensor.expand_shape %[[QA]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, %[[HQ]], 1, 8, 4]
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[KREP]] :
+func.func @dynamic_heads(%q: tensor<1x?x8x4xf32>, %k: tensor<1x?x8x4xf32>,
+    %o: tensor<1x?x8x4xf32>) -> tensor<1x?x8x4xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x?x8x4xf32>,
+                          tensor<1x?x8x4xf32>, tensor<1x?x8x4xf32>)
+      outs(%o : tensor<1x?x8x4xf32>) -> tensor<1x?x8x4xf32>
+  return %0 : tensor<1x?x8x4xf32>
+}
