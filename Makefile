@@ -48,14 +48,23 @@ build: configure
 check: build
 	ninja -C $(BUILD_DIR) -j $(JOBS) check-attn
 
-# The main job on a shipped example: GQA + causal multi-head attention,
-# expanded to projections + attention and canonicalized.
+# The main job: compile a GQA + causal kernel ahead of time (object, C header,
+# manifest), then compile, run and check it against the naive reference, and
+# time it.
+DEMO_SPEC ?= b=2,hq=16,hkv=4,sq=256,d=64,mask=causal
+DEMO_DIR  ?= $(BUILD_DIR)/demo
 demo: build
-	@echo "== examples/gqa_causal_mha.mlir: the graph-level op"
-	@cat examples/gqa_causal_mha.mlir
+	@echo "== attn-compile --spec $(DEMO_SPEC) --target cpu -o $(DEMO_DIR)"
+	@$(BUILD_DIR)/bin/attn-compile --spec "$(DEMO_SPEC)" --target cpu -o $(DEMO_DIR)
+	@ls -l $(DEMO_DIR)
+	@sed -n '/Computes attention/,/error_string/p' $(DEMO_DIR)/attn_kernel.h
 	@echo
-	@echo "== attn-opt --attn-expand-mha --canonicalize"
-	$(ATTN_OPT) examples/gqa_causal_mha.mlir --attn-expand-mha --canonicalize
+	@echo "== attn-run --spec $(DEMO_SPEC) --check --bench"
+	@$(BUILD_DIR)/bin/attn-run --spec "$(DEMO_SPEC)" --check --bench --threads $(JOBS)
+	@echo
+	@echo "== the graph level: attn-opt examples/gqa_causal_mha.mlir --attn-expand-mha"
+	@$(ATTN_OPT) examples/gqa_causal_mha.mlir --attn-expand-mha --canonicalize \
+	  | grep -E "attn\.|linalg\.generic|expand_shape|collapse_shape" | cut -c1-110
 
 # attn against a naive loop nest and OpenBLAS (bench/attn-bench.cpp), e.g.
 # `make bench BENCH_ARGS=--quick` or BENCH_ARGS="--configs 8x512x64 --json".

@@ -59,8 +59,8 @@ SlidingWindowMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-bool SlidingWindowMaskAttr::isVisible(int64_t qIdx, int64_t kvIdx,
-                                      int64_t qLen, int64_t kvLen) const {
+bool SlidingWindowMaskAttr::isVisible(int64_t qIdx, int64_t kvIdx, int64_t qLen,
+                                      int64_t kvLen) const {
   int64_t pos = qIdx + alignmentShift(getAlignment(), qLen, kvLen);
   return pos - getLeft() <= kvIdx && kvIdx <= pos + getRight();
 }

@@ -169,7 +169,7 @@ verifyAttentionInputs(Operation *op, Value query, Value key, Value value,
                                 "count ("
                              << k.heads << ")";
 
-  AttentionDims dims{q.batch, q.heads, k.heads, q.seq,
+  AttentionDims dims{q.batch, q.heads,   k.heads,  q.seq,
                      k.seq,   q.feature, v.feature};
   if (mask && failed(checkBroadcastable(op, mask, "mask", dims)))
     return failure();
@@ -197,8 +197,8 @@ static LogicalResult checkOutputShape(Operation *op, Value result,
                          "must match query")) &&
       succeeded(checkDim(op, o.seq, dims.qLen, name + " sequence length",
                          "must match query")) &&
-      succeeded(checkDim(op, o.feature, dims.valueDim,
-                         name + " feature dim Dv", "must match value")));
+      succeeded(checkDim(op, o.feature, dims.valueDim, name + " feature dim Dv",
+                         "must match value")));
 }
 
 /// Checks a per-row statistic tensor ([B, Hq, Sq] in every layout).
@@ -208,13 +208,12 @@ static LogicalResult checkRowStatShape(Operation *op, Value stat,
   if (failed(checkRank(op, stat, name, 3, "[B, Hq, Sq]")))
     return failure();
   ArrayRef<int64_t> s = cast<ShapedType>(stat.getType()).getShape();
-  return success(
-      succeeded(checkDim(op, s[0], batch, name + " batch size",
-                         "must match the accumulator")) &&
-      succeeded(checkDim(op, s[1], heads, name + " head count",
-                         "must match the accumulator")) &&
-      succeeded(checkDim(op, s[2], seq, name + " sequence length",
-                         "must match the accumulator")));
+  return success(succeeded(checkDim(op, s[0], batch, name + " batch size",
+                                    "must match the accumulator")) &&
+                 succeeded(checkDim(op, s[1], heads, name + " head count",
+                                    "must match the accumulator")) &&
+                 succeeded(checkDim(op, s[2], seq, name + " sequence length",
+                                    "must match the accumulator")));
 }
 
 /// Checks the signature and terminator of the optional score_mod and mask_mod
@@ -302,7 +301,8 @@ struct FoldTensorCastIntoAttnOp : OpRewritePattern<OpTy> {
     for (auto [result, oldType] : llvm::zip(op->getResults(), oldTypes)) {
       if (result.getType() == oldType)
         continue;
-      auto back = tensor::CastOp::create(rewriter, op.getLoc(), oldType, result);
+      auto back =
+          tensor::CastOp::create(rewriter, op.getLoc(), oldType, result);
       rewriter.replaceAllUsesExcept(result, back, back);
     }
     return success();
@@ -375,12 +375,11 @@ LogicalResult OnlineAttentionOp::verify() {
   if (failed(dims) || failed(checkScale(*this, getScale())) ||
       failed(checkOutputShape(*this, getAcc(), "acc", *dims, getLayout())))
     return failure();
-  return success(succeeded(checkRowStatShape(*this, getMax(), "max",
-                                             dims->batch, dims->qHeads,
-                                             dims->qLen)) &&
-                 succeeded(checkRowStatShape(*this, getSum(), "sum",
-                                             dims->batch, dims->qHeads,
-                                             dims->qLen)));
+  return success(
+      succeeded(checkRowStatShape(*this, getMax(), "max", dims->batch,
+                                  dims->qHeads, dims->qLen)) &&
+      succeeded(checkRowStatShape(*this, getSum(), "sum", dims->batch,
+                                  dims->qHeads, dims->qLen)));
 }
 
 LogicalResult OnlineAttentionOp::verifyRegions() {
@@ -465,10 +464,9 @@ LogicalResult MultiHeadAttentionOp::verify() {
   auto perHead = [](int64_t width, int64_t heads) {
     return ShapedType::isDynamic(width) ? ShapedType::kDynamic : width / heads;
   };
-  for (auto [width, heads, name] :
-       {std::tuple{wq[1], numHeads, "q_proj"},
-        {wk[1], numKvHeads, "k_proj"},
-        {wv[1], numKvHeads, "v_proj"}})
+  for (auto [width, heads, name] : {std::tuple{wq[1], numHeads, "q_proj"},
+                                    {wk[1], numKvHeads, "k_proj"},
+                                    {wv[1], numKvHeads, "v_proj"}})
     if (!ShapedType::isDynamic(width) && width % heads != 0)
       return emitOpError() << name << " output width " << width
                            << " is not divisible by its " << heads
@@ -489,8 +487,8 @@ LogicalResult MultiHeadAttentionOp::verify() {
   FailureOr<int64_t> qValueWidth = headsWidth(valueDim, numHeads);
   if (failed(kvKeyWidth) || failed(qValueWidth))
     return failure();
-  if (failed(checkDim(*this, xk[0], x[0], "key batch size",
-                      "must match query")) ||
+  if (failed(
+          checkDim(*this, xk[0], x[0], "key batch size", "must match query")) ||
       failed(checkDim(*this, xv[0], x[0], "value batch size",
                       "must match query")) ||
       failed(checkDim(*this, xv[1], xk[1], "value sequence length",
@@ -501,11 +499,9 @@ LogicalResult MultiHeadAttentionOp::verify() {
                       "must match the key embedding size")) ||
       failed(checkDim(*this, wv[0], xv[2], "v_proj input width",
                       "must match the value embedding size")) ||
-      failed(checkDim(*this, wk[1], *kvKeyWidth,
-                      "k_proj output width",
+      failed(checkDim(*this, wk[1], *kvKeyWidth, "k_proj output width",
                       "num_kv_heads x the head dim of q_proj")) ||
-      failed(checkDim(*this, wo[0], *qValueWidth,
-                      "out_proj input width",
+      failed(checkDim(*this, wo[0], *qValueWidth, "out_proj input width",
                       "num_heads x the value head dim of v_proj")) ||
       failed(checkDim(*this, out[0], x[0], "init batch size",
                       "must match query")) ||

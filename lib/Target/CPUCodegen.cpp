@@ -68,9 +68,9 @@ static LogicalResult emitEntryPoint(ModuleOp module, LLVM::LLVMFuncOp kernel,
                                   LLVM::Linkage::Internal, symbol, value);
   };
   LLVM::GlobalOp descTable = makeTable((name + "_operands").str(), descWords);
-  LLVM::GlobalOp sizeTable = makeTable(
-      (name + "_static_sizes").str(),
-      ArrayRef<int64_t>(signature.staticSizes, ATTN_NUM_SYMBOLS));
+  LLVM::GlobalOp sizeTable =
+      makeTable((name + "_static_sizes").str(),
+                ArrayRef<int64_t>(signature.staticSizes, ATTN_NUM_SYMBOLS));
 
   auto declare = [&](StringRef symbol, Type result, ArrayRef<Type> args) {
     if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(symbol))
@@ -83,9 +83,9 @@ static LogicalResult emitEntryPoint(ModuleOp module, LLVM::LLVMFuncOp kernel,
   LLVM::LLVMFuncOp statusString = declare(kStatusString, ptr, {i32});
 
   // int name_error_string(int code)
-  auto errorFn = LLVM::LLVMFuncOp::create(
-      b, loc, (name + "_error_string").str(),
-      LLVM::LLVMFunctionType::get(ptr, {i32}));
+  auto errorFn =
+      LLVM::LLVMFuncOp::create(b, loc, (name + "_error_string").str(),
+                               LLVM::LLVMFunctionType::get(ptr, {i32}));
   {
     OpBuilder::InsertionGuard guard(b);
     Block *body = errorFn.addEntryBlock(b);
@@ -120,13 +120,13 @@ static LogicalResult emitEntryPoint(ModuleOp module, LLVM::LLVMFuncOp kernel,
   Value descs = LLVM::AddressOfOp::create(b, loc, descTable);
   Value sizes = LLVM::AddressOfOp::create(b, loc, sizeTable);
   Value count = LLVM::ConstantOp::create(b, loc, i64, n);
-  Value status = LLVM::CallOp::create(
-                     b, loc, bind,
-                     ValueRange{tensors, descs, count, sizes, memrefs})
-                     .getResult();
+  Value status =
+      LLVM::CallOp::create(b, loc, bind,
+                           ValueRange{tensors, descs, count, sizes, memrefs})
+          .getResult();
   Value zero = LLVM::ConstantOp::create(b, loc, i32, 0);
-  Value ok = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, status,
-                                  zero);
+  Value ok =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, status, zero);
   LLVM::CondBrOp::create(b, loc, ok, run, ValueRange{}, done,
                          ValueRange{status});
 
@@ -145,8 +145,8 @@ static LogicalResult emitEntryPoint(ModuleOp module, LLVM::LLVMFuncOp kernel,
     kernelArgs.push_back(field(i64, {0, idx, 2}));
     int64_t rank = operand.desc.ndim;
     for (int64_t d = 0; d < 2 * rank; ++d)
-      kernelArgs.push_back(field(i64, {0, idx, 3, d < rank ? d : d - rank +
-                                                                     rank}));
+      kernelArgs.push_back(
+          field(i64, {0, idx, 3, d < rank ? d : d - rank + rank}));
   }
   LLVM::LLVMFunctionType kernelType = kernel.getFunctionType();
   if (kernelType.getNumParams() != kernelArgs.size())
@@ -207,9 +207,9 @@ mlir::attn::createCPUTargetMachine(const CPUTargetOptions &options) {
     return llvm::createStringError(error);
   llvm::TargetOptions targetOptions;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, resolveHostCPU(options.cpu), resolveHostFeatures(options.features),
-      targetOptions, llvm::Reloc::PIC_, llvm::CodeModel::Small,
-      llvm::CodeGenOptLevel::Aggressive));
+      triple, resolveHostCPU(options.cpu),
+      resolveHostFeatures(options.features), targetOptions, llvm::Reloc::PIC_,
+      llvm::CodeModel::Small, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     return llvm::createStringError("cannot create a target machine for cpu '" +
                                    options.cpu + "'");
@@ -232,9 +232,8 @@ static void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
 }
 
 FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
-    func::FuncOp func, StringRef name,
-    const KernelSignature &signature, const CPUTargetOptions &options,
-    llvm::LLVMContext &llvmCtx) {
+    func::FuncOp func, StringRef name, const KernelSignature &signature,
+    const CPUTargetOptions &options, llvm::LLVMContext &llvmCtx) {
   MLIRContext *ctx = func.getContext();
   // The kernel is compiled alone, and reached only through the entry point.
   // Private, its destination result can be dropped after bufferization.

@@ -39,8 +39,7 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
   AttentionOp op = attentions.front();
   Block &body = func.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (!ret || ret.getNumOperands() != 1 ||
-      ret.getOperand(0) != op.getResult())
+  if (!ret || ret.getNumOperands() != 1 || ret.getOperand(0) != op.getResult())
     return func.emitError()
            << "a kernel function must return the attn.attention result";
 
@@ -68,7 +67,8 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     SmallVector<int64_t> dims;
   };
   SmallVector<Role> roles = {
-      {"q", op.getQuery(), headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_D)},
+      {"q", op.getQuery(),
+       headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_D)},
       {"k", op.getKey(), headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_D)},
       {"v", op.getValue(),
        headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_DV)}};
@@ -207,6 +207,5 @@ enum {{
 
 SmallVector<std::string> mlir::attn::kernelLinkFlags() {
   // libm for expf/tanhf; LLVM's OpenMP runtime for the parallel loops.
-  return {"-lm", "-L" ATTN_LIBOMP_DIR, "-lomp",
-          "-Wl,-rpath," ATTN_LIBOMP_DIR};
+  return {"-lm", "-L" ATTN_LIBOMP_DIR, "-lomp", "-Wl,-rpath," ATTN_LIBOMP_DIR};
 }

@@ -83,8 +83,8 @@ private:
     SmallVector<utils::IteratorType> iters(numLoops - numReductions,
                                            utils::IteratorType::parallel);
     iters.append(numReductions, utils::IteratorType::reduction);
-    return linalg::GenericOp::create(b, loc, init.getType(), inputs, init,
-                                     maps, iters, body)
+    return linalg::GenericOp::create(b, loc, init.getType(), inputs, init, maps,
+                                     iters, body)
         .getResult(0);
   }
   AffineMap loopsMap(unsigned numLoops, ArrayRef<unsigned> loops) {
@@ -135,8 +135,8 @@ Value AttentionDecomposer::splitHeads(Value value, int64_t pos) {
     }
   }
   auto resultType = RankedTensorType::get(shape, type.getElementType());
-  return tensor::ExpandShapeOp::create(b, loc, resultType, value,
-                                       reassociation, outputShape);
+  return tensor::ExpandShapeOp::create(b, loc, resultType, value, reassociation,
+                                       outputShape);
 }
 
 AffineMap AttentionDecomposer::splitTensorMap(unsigned numLoops,
@@ -186,8 +186,8 @@ Value AttentionDecomposer::scaleValue() {
     return arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(*d))));
   // Dynamic head dim: 1/sqrt(D) at run time.
-  Value d = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
-                                         sizeValue(headDim));
+  Value d =
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), sizeValue(headDim));
   Value df = arith::UIToFPOp::create(b, loc, f32, d);
   return math::RsqrtOp::create(b, loc, df);
 }
@@ -200,17 +200,16 @@ Value AttentionDecomposer::replicateKvHeads(Value kv, OpFoldResult qHeads,
     sizes.push_back(d == headPos() ? qHeads : size(kv, d));
   Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
   AffineMap identity = b.getMultiDimIdentityMap(4);
-  return generic({}, init, {identity}, 0,
-                 [&](OpBuilder &nb, Location nl, ValueRange) {
-                   SmallVector<Value> idx;
-                   for (unsigned d = 0; d < 4; ++d)
-                     idx.push_back(linalg::IndexOp::create(nb, nl, d));
-                   idx[headPos()] = arith::DivUIOp::create(
-                       nb, nl, idx[headPos()], groupCount);
-                   linalg::YieldOp::create(
-                       nb, nl,
-                       ValueRange{tensor::ExtractOp::create(nb, nl, kv, idx)});
-                 });
+  return generic(
+      {}, init, {identity}, 0, [&](OpBuilder &nb, Location nl, ValueRange) {
+        SmallVector<Value> idx;
+        for (unsigned d = 0; d < 4; ++d)
+          idx.push_back(linalg::IndexOp::create(nb, nl, d));
+        idx[headPos()] =
+            arith::DivUIOp::create(nb, nl, idx[headPos()], groupCount);
+        linalg::YieldOp::create(
+            nb, nl, ValueRange{tensor::ExtractOp::create(nb, nl, kv, idx)});
+      });
 }
 
 /// S[b, hk, g, i, j] = sum_d q[b, h, i, d] * k[b, hk, j, d], in f32.
@@ -221,20 +220,20 @@ Value AttentionDecomposer::scaledScores() {
                                  kvTensorMap(kNumLoops, kJ, kD),
                                  loopsMap(kNumLoops, {kB, kHk, kG, kI, kJ})};
   Value init = filled({batch, kvHeads, groups, qLen, kvLen}, 0.0);
-  return generic({q, key}, init, maps, /*numReductions=*/1,
-                 [&](OpBuilder &nb, Location nl, ValueRange args) {
-                   Value qv = convertFloat(nb, nl, args[0], f32);
-                   Value kv = convertFloat(nb, nl, args[1], f32);
-                   Value prod = arith::MulFOp::create(nb, nl, qv, kv);
-                   linalg::YieldOp::create(
-                       nb, nl,
-                       ValueRange{arith::AddFOp::create(nb, nl, prod, args[2])});
-                 });
+  return generic(
+      {q, key}, init, maps, /*numReductions=*/1,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value qv = convertFloat(nb, nl, args[0], f32);
+        Value kv = convertFloat(nb, nl, args[1], f32);
+        Value prod = arith::MulFOp::create(nb, nl, qv, kv);
+        linalg::YieldOp::create(
+            nb, nl, ValueRange{arith::AddFOp::create(nb, nl, prod, args[2])});
+      });
 }
 
 /// Whether key `j` is visible to query `i` under the structured mask.
-Value AttentionDecomposer::isVisible(OpBuilder &nb, Location nl,
-                                     ValueRange idx, Value shift) {
+Value AttentionDecomposer::isVisible(OpBuilder &nb, Location nl, ValueRange idx,
+                                     Value shift) {
   Value i = idx[kI], j = idx[kJ];
   auto pos = [&](Alignment alignment) {
     return alignment == Alignment::BottomRight
@@ -287,8 +286,7 @@ Value AttentionDecomposer::maskedScores(Value scores) {
   Value qLenV = sizeValue(qLen), kvLenV = sizeValue(kvLen);
   Value shift = arith::SubIOp::create(b, loc, kvLenV, qLenV);
   Value negInf = arith::ConstantOp::create(
-      b, loc,
-      b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
   Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
 
   return generic(
@@ -359,8 +357,8 @@ Value AttentionDecomposer::run() {
     // sizes, which memref lowering in MLIR 22 cannot handle
     // (expand-strided-metadata crashes). Give each query head its own copy
     // of its key/value head instead: G = 1.
-    Value groupCount = arith::DivUIOp::create(b, loc, sizeValue(qHeads),
-                                              sizeValue(kvHeads));
+    Value groupCount =
+        arith::DivUIOp::create(b, loc, sizeValue(qHeads), sizeValue(kvHeads));
     k = replicateKvHeads(k, qHeads, groupCount);
     v = replicateKvHeads(v, qHeads, groupCount);
     kvHeads = qHeads;
@@ -396,17 +394,18 @@ Value AttentionDecomposer::run() {
         Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
                                             args[1], negInf);
         linalg::YieldOp::create(
-            nb, nl, ValueRange{arith::SelectOp::create(nb, nl, empty, zero, e)});
+            nb, nl,
+            ValueRange{arith::SelectOp::create(nb, nl, empty, zero, e)});
       });
 
   // L = sum_j P.
-  Value rowSum = generic(probs, filled(rowSizes, 0.0), {full, row}, 1,
-                         [&](OpBuilder &nb, Location nl, ValueRange args) {
-                           linalg::YieldOp::create(
-                               nb, nl,
-                               ValueRange{arith::AddFOp::create(
-                                   nb, nl, args[0], args[1])});
-                         });
+  Value rowSum = generic(
+      probs, filled(rowSizes, 0.0), {full, row}, 1,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])});
+      });
 
   // O[b, hk, g, i, e] = sum_j P * V.
   enum { kE = kJ, kJ2 = kJ + 1, kPvLoops };
@@ -425,18 +424,20 @@ Value AttentionDecomposer::run() {
   // out = L > 0 ? O / L : 0, in the layout and element type of init.
   Value init = splitHeads(op.getInit(), headPos());
   Type outType = getElementTypeOrSelf(init);
-  Value out = generic(
-      {weighted, rowSum}, init,
-      {b.getMultiDimIdentityMap(5), loopsMap(5, {kB, kHk, kG, kI}),
-       splitTensorMap(5, kE)},
-      0, [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value positive = arith::CmpFOp::create(
-            nb, nl, arith::CmpFPredicate::OGT, args[1], zero);
-        Value quotient = arith::DivFOp::create(nb, nl, args[0], args[1]);
-        Value result = arith::SelectOp::create(nb, nl, positive, quotient, zero);
-        linalg::YieldOp::create(
-            nb, nl, ValueRange{convertFloat(nb, nl, result, outType)});
-      });
+  Value out =
+      generic({weighted, rowSum}, init,
+              {b.getMultiDimIdentityMap(5), loopsMap(5, {kB, kHk, kG, kI}),
+               splitTensorMap(5, kE)},
+              0, [&](OpBuilder &nb, Location nl, ValueRange args) {
+                Value positive = arith::CmpFOp::create(
+                    nb, nl, arith::CmpFPredicate::OGT, args[1], zero);
+                Value quotient =
+                    arith::DivFOp::create(nb, nl, args[0], args[1]);
+                Value result =
+                    arith::SelectOp::create(nb, nl, positive, quotient, zero);
+                linalg::YieldOp::create(
+                    nb, nl, ValueRange{convertFloat(nb, nl, result, outType)});
+              });
   SmallVector<ReassociationIndices> mergeHeads =
       bhsd ? SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}
            : SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}};
@@ -456,12 +457,11 @@ struct DecomposeAttentionPass
     : attn::impl::DecomposeAttentionBase<DecomposeAttentionPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    WalkResult result =
-        getOperation()->walk([&](AttentionOp op) -> WalkResult {
-          if (failed(decomposeAttention(rewriter, op)))
-            return WalkResult::interrupt();
-          return WalkResult::advance();
-        });
+    WalkResult result = getOperation()->walk([&](AttentionOp op) -> WalkResult {
+      if (failed(decomposeAttention(rewriter, op)))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
     if (result.wasInterrupted())
       signalPassFailure();
   }

@@ -46,9 +46,10 @@ static Value project(OpBuilder &b, Location loc, Value x, Value w, Value bias,
 
   AffineExpr d0, d1, d2, d3;
   bindDims(ctx, d0, d1, d2, d3);
-  SmallVector<AffineMap> contractMaps = {AffineMap::get(4, 0, {d0, d1, d3}, ctx),
-                                         AffineMap::get(4, 0, {d3, d2}, ctx),
-                                         AffineMap::get(4, 0, {d0, d1, d2}, ctx)};
+  SmallVector<AffineMap> contractMaps = {
+      AffineMap::get(4, 0, {d0, d1, d3}, ctx),
+      AffineMap::get(4, 0, {d3, d2}, ctx),
+      AffineMap::get(4, 0, {d0, d1, d2}, ctx)};
   SmallVector<utils::IteratorType> contractIters(3,
                                                  utils::IteratorType::parallel);
   contractIters.push_back(utils::IteratorType::reduction);
@@ -84,8 +85,7 @@ static Value project(OpBuilder &b, Location loc, Value x, Value w, Value bias,
                  v = arith::AddFOp::create(nb, nl, v,
                                            convertFloat(nb, nl, args[1], f32));
                linalg::YieldOp::create(
-                   nb, nl,
-                   convertFloat(nb, nl, v, getElementTypeOrSelf(dest)));
+                   nb, nl, convertFloat(nb, nl, v, getElementTypeOrSelf(dest)));
              })
       .getResult(0);
 }
@@ -123,7 +123,9 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
   Location loc = op.getLoc();
   Type elementType = getElementTypeOrSelf(op.getQuery().getType());
   ValueRange biases = op.getProjBiases();
-  auto biasAt = [&](unsigned i) { return biases.empty() ? Value() : biases[i]; };
+  auto biasAt = [&](unsigned i) {
+    return biases.empty() ? Value() : biases[i];
+  };
   int64_t numHeads = op.getNumHeads();
   int64_t numKvHeads = op.getNumKvHeadsOrDefault();
 
@@ -143,7 +145,8 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
   // Attention output in BSHD: [B, Sq, Hq, Dv], so merging heads is a reshape.
   SmallVector<OpFoldResult> outSizes = {
       tensor::getMixedSize(rewriter, loc, q, 0),
-      tensor::getMixedSize(rewriter, loc, q, 1), rewriter.getIndexAttr(numHeads),
+      tensor::getMixedSize(rewriter, loc, q, 1),
+      rewriter.getIndexAttr(numHeads),
       tensor::getMixedSize(rewriter, loc, v, 3)};
   Value attnInit =
       tensor::EmptyOp::create(rewriter, loc, outSizes, elementType);

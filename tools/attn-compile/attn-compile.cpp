@@ -26,16 +26,15 @@ using namespace mlir;
 using namespace mlir::attn;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("[kernel.mlir]"),
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[kernel.mlir]"),
                                       cl::init(""));
 static cl::opt<std::string>
-    specText("spec", cl::desc("Build the kernel from a SPEC instead of a file, "
-                              "e.g. b=2,hq=16,hkv=4,sq=1024,d=64,mask=causal"),
+    specText("spec",
+             cl::desc("Build the kernel from a SPEC instead of a file, "
+                      "e.g. b=2,hq=16,hkv=4,sq=1024,d=64,mask=causal"),
              cl::init(""));
-static cl::opt<std::string> target("target",
-                                   cl::desc("Target: cpu (nvptx: not yet)"),
-                                   cl::init("cpu"));
+static cl::opt<std::string>
+    target("target", cl::desc("Target: cpu (nvptx: not yet)"), cl::init("cpu"));
 static cl::opt<std::string>
     kernelName("name", cl::desc("C name of the entry point and the files"),
                cl::init("attn_kernel"));
@@ -44,9 +43,8 @@ static cl::opt<std::string>
              cl::desc("The kernel function in FILE (default: the only one "
                       "holding an attn.attention)"),
              cl::init(""));
-static cl::opt<std::string> cpu("cpu",
-                                cl::desc("Target CPU (LLVM name), or host"),
-                                cl::init("host"));
+static cl::opt<std::string>
+    cpu("cpu", cl::desc("Target CPU (LLVM name), or host"), cl::init("host"));
 static cl::opt<std::string>
     features("features", cl::desc("Target features (+avx2,...), or host"),
              cl::init("host"));
@@ -93,9 +91,9 @@ static llvm::json::Value manifest(const KernelSource &source,
                                                   : llvm::json::Value(size));
     std::string elementType;
     llvm::raw_string_ostream(elementType) << operand.type.getElementType();
-    operands.push_back(llvm::json::Object{
-        {"name", operand.name}, {"shape", std::move(shape)},
-        {"dtype", elementType}});
+    operands.push_back(llvm::json::Object{{"name", operand.name},
+                                          {"shape", std::move(shape)},
+                                          {"dtype", elementType}});
   }
   llvm::json::Array linkFlags;
   for (const std::string &flag : kernelLinkFlags())
@@ -131,8 +129,7 @@ int main(int argc, char **argv) {
   if (target != "cpu")
     return usageError("unknown --target '" + target + "' (expected cpu)");
   if (!isCIdentifier(kernelName))
-    return usageError("--name '" + kernelName +
-                      "' is not a C identifier");
+    return usageError("--name '" + kernelName + "' is not a C identifier");
 
   DialectRegistry registry;
   registerAttnToolDialects(registry);
@@ -166,8 +163,8 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.features = features;
   llvm::LLVMContext llvmCtx;
-  FailureOr<std::unique_ptr<llvm::Module>> module = compileCPUKernel(
-      source->func, kernelName, *signature, options, llvmCtx);
+  FailureOr<std::unique_ptr<llvm::Module>> module =
+      compileCPUKernel(source->func, kernelName, *signature, options, llvmCtx);
   if (failed(module))
     return 1;
 
@@ -188,10 +185,10 @@ int main(int argc, char **argv) {
     return true;
   };
   if (failedTo(writeObjectFile(**module, options, (base + ".o").str())) ||
-      failedTo(writeText((base + ".h").str(),
-                         emitCHeader(*signature, kernelName,
-                                     "attention kernel: " +
-                                         source->description))) ||
+      failedTo(
+          writeText((base + ".h").str(),
+                    emitCHeader(*signature, kernelName,
+                                "attention kernel: " + source->description))) ||
       failedTo(writeText(manifestPath, manifestText)))
     return 1;
   return 0;

@@ -41,17 +41,14 @@ namespace cl = llvm::cl;
 // From libomp, which runs the kernels' parallel loops.
 extern "C" void omp_set_num_threads(int);
 
-static cl::opt<std::string> inputFile(cl::Positional,
-                                      cl::desc("[kernel.mlir]"),
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[kernel.mlir]"),
                                       cl::init(""));
-static cl::opt<std::string> specText("spec",
-                                     cl::desc("Build the kernel from a SPEC"),
-                                     cl::init(""));
+static cl::opt<std::string>
+    specText("spec", cl::desc("Build the kernel from a SPEC"), cl::init(""));
 static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
                                    cl::init("cpu"));
 static cl::opt<std::string>
-    funcName("function", cl::desc("The kernel function in FILE"),
-             cl::init(""));
+    funcName("function", cl::desc("The kernel function in FILE"), cl::init(""));
 static cl::list<std::string>
     dimsList("dims",
              cl::desc("Sizes of dynamic dimensions, e.g. sq=17,sk=33 (b, hq, "
@@ -214,9 +211,8 @@ static llvm::Error parseDims(StringRef text, int64_t *sizes) {
                                      "' in --dims (expected b, hq, hkv, sq, "
                                      "sk, d or dv)");
     if (value.trim().getAsInteger(10, size) || size <= 0)
-      return llvm::createStringError("--dims " + key +
-                                     " must be a positive integer, got '" +
-                                     value + "'");
+      return llvm::createStringError(
+          "--dims " + key + " must be a positive integer, got '" + value + "'");
     sizes[symbol] = size;
   }
   return llvm::Error::success();
@@ -295,7 +291,7 @@ int main(int argc, char **argv) {
   std::copy(std::begin(signature->staticSizes),
             std::end(signature->staticSizes), base.begin());
   if (const std::optional<AttentionSpec> &spec = source->spec)
-    base = {spec->batch, spec->qHeads, spec->kvHeads, spec->qLen,
+    base = {spec->batch, spec->qHeads,  spec->kvHeads, spec->qLen,
             spec->kvLen, spec->headDim, spec->valueDim};
   for (const std::string &text : dimsList) {
     std::array<int64_t, ATTN_NUM_SYMBOLS> sizes = base;
@@ -307,11 +303,18 @@ int main(int argc, char **argv) {
     sizeSets.push_back(base);
   static const char *const symbolNames[ATTN_NUM_SYMBOLS] = {
       "b", "hq", "hkv", "sq", "sk", "d", "dv"};
-  for (auto &sizes : sizeSets)
-    for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s)
+  for (auto &sizes : sizeSets) {
+    for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s) {
       if (sizes[s] < 0)
         return usageError(Twine("dimension '") + symbolNames[s] +
                           "' is dynamic: give its size with --dims");
+      int64_t compiled = signature->staticSizes[s];
+      if (compiled >= 0 && sizes[s] != compiled)
+        return usageError(Twine("dimension '") + symbolNames[s] +
+                          "' is compiled as " + Twine(compiled) +
+                          "; --dims can only size dynamic dimensions");
+    }
+  }
 
   // Compile exactly as attn-compile does, then JIT the LLVM module.
   CPUTargetOptions options;
@@ -320,8 +323,7 @@ int main(int argc, char **argv) {
   auto llvmCtx = std::make_unique<llvm::LLVMContext>();
   StringRef entryName = "attn_run_kernel";
   FailureOr<std::unique_ptr<llvm::Module>> module =
-      compileCPUKernel(source->func, entryName, *signature,
-                       options, *llvmCtx);
+      compileCPUKernel(source->func, entryName, *signature, options, *llvmCtx);
   if (failed(module))
     return 1;
   llvm::InitializeNativeTarget();
@@ -330,8 +332,8 @@ int main(int argc, char **argv) {
   if (!machineBuilder)
     return usageError(llvm::toString(machineBuilder.takeError()));
   machineBuilder->setCPU(resolveHostCPU(cpu));
-  machineBuilder->getFeatures() = llvm::SubtargetFeatures(
-      resolveHostFeatures(features));
+  machineBuilder->getFeatures() =
+      llvm::SubtargetFeatures(resolveHostFeatures(features));
   machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto jit = llvm::orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(std::move(*machineBuilder))
@@ -344,16 +346,16 @@ int main(int argc, char **argv) {
   if (!processSymbols)
     return usageError(llvm::toString(processSymbols.takeError()));
   (*jit)->getMainJITDylib().addGenerator(std::move(*processSymbols));
-  if (llvm::Error error = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(
-          std::move(*module), std::move(llvmCtx))))
+  if (llvm::Error error = (*jit)->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(*module), std::move(llvmCtx))))
     return usageError(llvm::toString(std::move(error)));
   auto entrySymbol = (*jit)->lookup(entryName);
   if (!entrySymbol)
     return usageError(llvm::toString(entrySymbol.takeError()));
   void *entry = entrySymbol->toPtr<void *>();
-  auto errorString =
-      (*jit)->lookup((entryName + "_error_string").str())->toPtr<const char *(
-          int)>();
+  auto errorString = (*jit)
+                         ->lookup((entryName + "_error_string").str())
+                         ->toPtr<const char *(int)>();
 
   const attn_operand_desc &outDesc = signature->operands.back().desc;
   double tolerance =
@@ -431,8 +433,8 @@ int main(int argc, char **argv) {
 
     std::string runDims;
     for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s)
-      runDims += llvm::formatv("{0}{1}={2}", s ? "," : "", symbolNames[s],
-                               sizes[s]);
+      runDims +=
+          llvm::formatv("{0}{1}={2}", s ? "," : "", symbolNames[s], sizes[s]);
     dimsText += (runIndex ? ";" : "") + runDims;
 
     if (check) {

@@ -22,9 +22,9 @@ constexpr int kUsageErrorExitCode = 2;
 
 struct KernelSource {
   OwningOpRef<ModuleOp> module;
-  func::FuncOp func;                // the kernel function in `module`
+  func::FuncOp func;                 // the kernel function in `module`
   std::optional<AttentionSpec> spec; // when built from a SPEC
-  std::string description;          // the SPEC or the file name
+  std::string description;           // the SPEC or the file name
 };
 
 /// Every dialect, extension and interface the attn pipelines need.
@@ -33,9 +33,9 @@ void registerAttnToolDialects(DialectRegistry &registry);
 /// Parses `file` (when non-empty) or builds `spec` and finds the kernel
 /// function: `funcName` when given, else the only function that holds an
 /// attn.attention. Errors go to the context's diagnostic handler.
-FailureOr<KernelSource> loadKernelSource(MLIRContext *ctx, StringRef file,
-                                         const std::optional<AttentionSpec> &spec,
-                                         StringRef funcName);
+FailureOr<KernelSource>
+loadKernelSource(MLIRContext *ctx, StringRef file,
+                 const std::optional<AttentionSpec> &spec, StringRef funcName);
 
 } // namespace mlir::attn
 

@@ -6,10 +6,11 @@
 
 // RUN: rm -rf %t && mkdir -p %t/static %t/dyns %t/dynh
 // RUN: attn-compile --spec "b=1,hq=2,sq=8,d=8" --name k_static -o %t/static
-// RUN: attn-compile --spec "b=1,hq=2,sq=8,d=8,dynamic=s" --name k_dyns -o %t/dyns
-// RUN: attn-compile --spec "b=1,hq=4,hkv=2,sq=8,d=8,dynamic=h" --name k_dynh -o %t/dynh
-// RUN: %cc -O1 -Wall -Werror -I%t/static -I%t/dyns -I%t/dynh %s %t/static/k_static.o %t/dyns/k_dyns.o %t/dynh/k_dynh.o %kernel_link_flags -o %t.exe
-// RUN: %t.exe | FileCheck %s
+// RUN: attn-compile --spec "b=1,hq=2,sq=8,d=8,dynamic=s" --name k_dyns -o
+// %t/dyns RUN: attn-compile --spec "b=1,hq=4,hkv=2,sq=8,d=8,dynamic=h" --name
+// k_dynh -o %t/dynh RUN: %cc -O1 -Wall -Werror -I%t/static -I%t/dyns -I%t/dynh
+// %s %t/static/k_static.o %t/dyns/k_dyns.o %t/dynh/k_dynh.o %kernel_link_flags
+// -o %t.exe RUN: %t.exe | FileCheck %s
 
 // CHECK: valid call: 0 ok
 // CHECK-NEXT: null q: 1 ok
@@ -207,8 +208,8 @@ int main(void) {
   {
     int64_t shape6[4] = {1, 2, 6, 8}; /* v has Sk = 6, k has Sk = 8 */
     v.shape = shape6;
-    BAD("shape mismatch k/v", k_dyns(&q, &k, &v, &o),
-        K_DYNS_ERR_SHAPE_MISMATCH, k_dyns_error_string);
+    BAD("shape mismatch k/v", k_dyns(&q, &k, &v, &o), K_DYNS_ERR_SHAPE_MISMATCH,
+        k_dyns_error_string);
   }
 
   RESET();
@@ -224,8 +225,8 @@ int main(void) {
     /* Rows padded to 16 floats: a valid view of qbuf, but not compact. */
     int64_t strides[4] = {2 * 8 * 16, 8 * 16, 16, 1};
     q.strides = strides;
-    BAD("non-compact strides", k_static(&q, &k, &v, &o),
-        K_STATIC_ERR_STRIDES, k_static_error_string);
+    BAD("non-compact strides", k_static(&q, &k, &v, &o), K_STATIC_ERR_STRIDES,
+        k_static_error_string);
   }
 
   RESET();
@@ -233,8 +234,8 @@ int main(void) {
     /* S and D swapped (a transposed view): same extent, still rejected. */
     int64_t strides[4] = {2 * 8 * 8, 8 * 8, 1, 8};
     k.strides = strides;
-    BAD("transposed strides", k_static(&q, &k, &v, &o),
-        K_STATIC_ERR_STRIDES, k_static_error_string);
+    BAD("transposed strides", k_static(&q, &k, &v, &o), K_STATIC_ERR_STRIDES,
+        k_static_error_string);
   }
 
   RESET();
