@@ -6,11 +6,10 @@
 
 // RUN: rm -rf %t && mkdir -p %t/static %t/dyns %t/dynh
 // RUN: attn-compile --spec "b=1,hq=2,sq=8,d=8" --name k_static -o %t/static
-// RUN: attn-compile --spec "b=1,hq=2,sq=8,d=8,dynamic=s" --name k_dyns -o
-// %t/dyns RUN: attn-compile --spec "b=1,hq=4,hkv=2,sq=8,d=8,dynamic=h" --name
-// k_dynh -o %t/dynh RUN: %cc -O1 -Wall -Werror -I%t/static -I%t/dyns -I%t/dynh
-// %s %t/static/k_static.o %t/dyns/k_dyns.o %t/dynh/k_dynh.o %kernel_link_flags
-// -o %t.exe RUN: %t.exe | FileCheck %s
+// RUN: attn-compile --spec "b=1,hq=2,sq=8,d=8,dynamic=s" --name k_dyns -o %t/dyns
+// RUN: attn-compile --spec "b=1,hq=4,hkv=2,sq=8,d=8,dynamic=h" --name k_dynh -o %t/dynh
+// RUN: %cc -O1 -Wall -Werror -I%t/static -I%t/dyns -I%t/dynh %s %t/static/k_static.o %t/dyns/k_dyns.o %t/dynh/k_dynh.o %kernel_link_flags -o %t.exe
+// RUN: %t.exe | FileCheck %s
 
 // CHECK: valid call: 0 ok
 // CHECK-NEXT: null q: 1 ok

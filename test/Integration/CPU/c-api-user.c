@@ -5,8 +5,7 @@
 // GQA: query head h reads key/value head h / (Hq / Hkv)).
 
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-compile --spec
-// "b=1,hq=4,hkv=2,sq=16,sk=16,d=16,mask=causal,dynamic=s" --name my_attn -o %t
+// RUN: attn-compile --spec "b=1,hq=4,hkv=2,sq=16,sk=16,d=16,mask=causal,dynamic=s" --name my_attn -o %t
 // RUN: %cc -O1 -Wall -Werror -I%t %s %t/my_attn.o %kernel_link_flags -o %t.exe
 // RUN: %t.exe | FileCheck %s
 

@@ -5,9 +5,9 @@
 // 0..i-4.
 
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: attn-compile --spec "b=1,hq=2,sq=8,sk=4,d=8,mask=causal_bottom_right"
-// --name masked -o %t RUN: %cc -O1 -Wall -Werror -I%t %s %t/masked.o
-// %kernel_link_flags -o %t.exe RUN: %t.exe | FileCheck %s
+// RUN: attn-compile --spec "b=1,hq=2,sq=8,sk=4,d=8,mask=causal_bottom_right" --name masked -o %t
+// RUN: %cc -O1 -Wall -Werror -I%t %s %t/masked.o %kernel_link_flags -o %t.exe
+// RUN: %t.exe | FileCheck %s
 
 // CHECK: status 0
 // CHECK-NEXT: masked rows zero: ok
