@@ -70,22 +70,6 @@ std::string AttentionSpec::str() const {
   return text;
 }
 
-double AttentionSpec::effectiveScale() const {
-  return scale ? *scale : 1.0 / std::sqrt(static_cast<double>(headDim));
-}
-
-bool AttentionSpec::operator==(const AttentionSpec &o) const {
-  // Window bounds only matter for a window mask.
-  bool sameWindow = mask != Mask::Window || (windowLeft == o.windowLeft &&
-                                             windowRight == o.windowRight);
-  return batch == o.batch && qHeads == o.qHeads && kvHeads == o.kvHeads &&
-         qLen == o.qLen && kvLen == o.kvLen && headDim == o.headDim &&
-         valueDim == o.valueDim && dtype == o.dtype && layout == o.layout &&
-         scale == o.scale && mask == o.mask && sameWindow &&
-         dynamicBatch == o.dynamicBatch && dynamicHeads == o.dynamicHeads &&
-         dynamicSeq == o.dynamicSeq;
-}
-
 //===----------------------------------------------------------------------===//
 // Parsing
 //===----------------------------------------------------------------------===//

@@ -57,3 +57,24 @@ mlir::attn::loadKernelSource(MLIRContext *ctx, StringRef file,
   }
   return source;
 }
+
+FailureOr<KernelSource>
+mlir::attn::loadToolKernelSource(MLIRContext *ctx, StringRef toolName,
+                                 StringRef file, StringRef specText,
+                                 StringRef funcName, int &exitCode) {
+  std::optional<AttentionSpec> spec;
+  if (!specText.empty()) {
+    llvm::Expected<AttentionSpec> parsed = parseAttentionSpec(specText);
+    if (!parsed) {
+      llvm::errs() << toolName
+                   << ": error: " << llvm::toString(parsed.takeError()) << "\n";
+      exitCode = kUsageErrorExitCode;
+      return failure();
+    }
+    spec = *parsed;
+  }
+  FailureOr<KernelSource> source = loadKernelSource(ctx, file, spec, funcName);
+  if (failed(source))
+    exitCode = 1;
+  return source;
+}

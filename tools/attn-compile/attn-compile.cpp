@@ -137,17 +137,11 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
 
-  std::optional<AttentionSpec> spec;
-  if (!specText.empty()) {
-    llvm::Expected<AttentionSpec> parsed = parseAttentionSpec(specText);
-    if (!parsed)
-      return usageError(llvm::toString(parsed.takeError()));
-    spec = *parsed;
-  }
-  FailureOr<KernelSource> source =
-      loadKernelSource(&ctx, inputFile, spec, funcName);
+  int exitCode = 0;
+  FailureOr<KernelSource> source = loadToolKernelSource(
+      &ctx, "attn-compile", inputFile, specText, funcName, exitCode);
   if (failed(source))
-    return 1;
+    return exitCode;
   FailureOr<KernelSignature> signature = analyzeKernel(source->func);
   if (failed(signature))
     return 1;

@@ -56,14 +56,6 @@ struct AttentionSpec {
   /// `dynamic`, in a fixed order. parseAttentionSpec(str()) gives back an
   /// equal spec.
   std::string str() const;
-
-  /// The scale the op applies: `scale`, or 1/sqrt(headDim) when absent.
-  double effectiveScale() const;
-
-  bool operator==(const AttentionSpec &other) const;
-  bool operator!=(const AttentionSpec &other) const {
-    return !(*this == other);
-  }
 };
 
 /// Parses a SPEC (see the file comment). Errors name the offending key or

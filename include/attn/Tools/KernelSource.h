@@ -37,6 +37,15 @@ FailureOr<KernelSource>
 loadKernelSource(MLIRContext *ctx, StringRef file,
                  const std::optional<AttentionSpec> &spec, StringRef funcName);
 
+/// What attn-compile and attn-run do with their `FILE.mlir | --spec SPEC`
+/// arguments: parses `specText` when non-empty, then loadKernelSource. On
+/// failure, sets `exitCode`: kUsageErrorExitCode for a bad SPEC (printed as
+/// "<tool>: error: ..."), 1 for a file without a kernel.
+FailureOr<KernelSource> loadToolKernelSource(MLIRContext *ctx,
+                                             StringRef toolName, StringRef file,
+                                             StringRef specText,
+                                             StringRef funcName, int &exitCode);
+
 } // namespace mlir::attn
 
 #endif // ATTN_TOOLS_KERNELSOURCE_H
