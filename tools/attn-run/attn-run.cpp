@@ -394,9 +394,10 @@ int main(int argc, char **argv) {
       t.tensor.byte_offset = 0;
 
       // Hand the data to the reference, broadcast dims padded to rank 4.
-      auto padded = [&](int64_t *dims) {
-        int64_t offset = 4 - static_cast<int64_t>(t.shape.size());
-        for (auto [d, size] : llvm::enumerate(t.shape))
+      const std::vector<int64_t> &shape = t.shape;
+      auto padded = [&shape](int64_t *dims) {
+        int64_t offset = 4 - static_cast<int64_t>(shape.size());
+        for (auto [d, size] : llvm::enumerate(shape))
           dims[d + offset] = size;
       };
       if (operand.name == "q")
