@@ -76,4 +76,42 @@ def AttachCPUTarget : Pass<"attn-attach-cpu-target", "ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def FuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
+  let summary = "Turn attn.attention into a loop of attn.online_attention "
+                "over key/value tiles";
+  let description = [{
+    The FlashAttention rewrite: every `attn.attention` becomes an `scf.for`
+    over key/value tiles of `kv-tile-size` keys (the last tile may be
+    shorter) that carries the running accumulator, row max and row sum as
+    `iter_args`, one `attn.online_attention` per tile (K, V and the key
+    dimension of mask and bias sliced; `offsets` and `extents` give the tile
+    its whole-problem positions), and one `attn.finalize_online_attention`
+    that normalizes once at the end. No [Sq, Sk] tensor is left; after
+    `attn-decompose` the largest temporary is [Sq, kv-tile-size] per head.
+
+    ```mlir
+    %acc, %max, %sum = scf.for %kv = %c0 to %sk step %c64
+        iter_args(%a = %acc0, %m = %max0, %l = %sum0) -> (...) {
+      %k_tile = tensor.extract_slice %k[0, 0, %kv, 0] [...] [1, 1, 1, 1]
+      ...
+      %r:3 = attn.online_attention ins(%q, %k_tile, %v_tile : ...)
+          offsets(%c0, %c0, %c0, %kv : ...) extents(%sq, %sk : ...)
+          outs(%a, %m, %l : ...) -> ...
+      scf.yield %r#0, %r#1, %r#2 : ...
+    }
+    %out = attn.finalize_online_attention ins(%acc, %sum : ...) outs(%init : ...)
+    ```
+  }];
+  let options = [
+    Option<"kvTileSize", "kv-tile-size", "int64_t", /*default=*/"64",
+           "Keys per tile of the online-softmax loop">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // ATTN_PASSES_TD

@@ -21,6 +21,11 @@ using namespace mlir;
 void mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
   // attn -> linalg on tensors.
+  if (options.fused) {
+    FuseOnlineSoftmaxOptions fuse;
+    fuse.kvTileSize = options.kvTileSize;
+    pm.addPass(createFuseOnlineSoftmax(fuse));
+  }
   pm.addPass(createDecomposeAttention());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -250,6 +250,8 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
   CPUPipelineOptions pipeline;
   pipeline.cpu = options.cpu;
   pipeline.features = options.features;
+  pipeline.fused = options.fused;
+  pipeline.kvTileSize = options.kvTileSize;
   buildCPUPipeline(pm, pipeline);
   if (failed(pm.run(module)))
     return failure();

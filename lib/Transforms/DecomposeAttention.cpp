@@ -36,14 +36,20 @@ namespace {
 /// h = hk * G + g, so GQA needs no non-trivial indexing map.
 enum Loop : unsigned { kB, kHk, kG, kI, kJ };
 
-/// Builds the generics of one decomposition; holds the sizes they share.
+/// Builds the generics of one decomposition of attn.attention or
+/// attn.online_attention (OpTy); holds the sizes they share.
+template <typename OpTy>
 class AttentionDecomposer {
 public:
-  AttentionDecomposer(RewriterBase &rewriter, AttentionOp op)
+  AttentionDecomposer(RewriterBase &rewriter, OpTy op)
       : b(rewriter), op(op), loc(op.getLoc()), ctx(op.getContext()),
         f32(b.getF32Type()), bhsd(op.getLayout() == Layout::BHSD) {}
 
-  Value run();
+  /// attn.attention: the whole softmax; returns the result.
+  Value runAttention();
+  /// attn.online_attention: folds this tile into the running statistics;
+  /// returns the new (acc, max, sum).
+  SmallVector<Value> runOnline();
 
 private:
   OpFoldResult size(Value v, int64_t dim) {
@@ -98,11 +104,35 @@ private:
   Value replicateKvHeads(Value kv, OpFoldResult qHeads, Value groupCount);
   Value scaledScores();
   Value maskedScores(Value scores);
+  Value rowMax(Value scores);
+  Value weights(Value scores, Value max);
+  Value accumulateRowSum(Value probs, Value init);
+  Value accumulatePV(Value probs, Value init, bool initInLayout);
+  /// Collapses split heads back into `type` ([B, H, S, F] in the layout, or
+  /// [B, H, S]).
+  Value mergeHeads(Value split, Type type);
+  Value constantF32(float value) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  }
   Value scaleValue();
-  Value isVisible(OpBuilder &nb, Location nl, ValueRange idx, Value shift);
+  /// Whether whole-problem key `j` is visible to query `i` under the
+  /// structured mask (`shift` = Sk - Sq of the whole problem).
+  Value isVisible(OpBuilder &nb, Location nl, Value i, Value j, Value shift);
+
+  /// Sizes, head groups and positions every decomposition needs.
+  void prepare();
+  /// The masked scores of this op's keys: scale, score_mod, bias, masks.
+  Value scores() { return maskedScores(scaledScores()); }
+  /// Splits the head dimension of a [B, Hq, Sq] row statistic.
+  Value splitRowHeads(Value stat) { return splitHeads(stat, 1); }
+  /// Index `local` of loop `l` in whole-problem coordinates.
+  Value absolute(OpBuilder &nb, Location nl, Value local, Value offset) {
+    return offset ? arith::AddIOp::create(nb, nl, local, offset).getResult()
+                  : local;
+  }
 
   RewriterBase &b;
-  AttentionOp op;
+  OpTy op;
   Location loc;
   MLIRContext *ctx;
   Type f32;
@@ -111,10 +141,14 @@ private:
   /// K and V as the generics read them (with replicated heads when the group
   /// count is dynamic).
   Value key, value;
+  /// Where this op's tile starts in the whole problem (null: at 0), and the
+  /// whole sequence lengths that bottom-right alignment measures against.
+  Value batchOffset, headOffset, qOffset, kvOffset, wholeQLen, wholeKvLen;
 };
 } // namespace
 
-Value AttentionDecomposer::splitHeads(Value value, int64_t pos) {
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::splitHeads(Value value, int64_t pos) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape;
   SmallVector<OpFoldResult> outputShape;
@@ -139,21 +173,26 @@ Value AttentionDecomposer::splitHeads(Value value, int64_t pos) {
                                        outputShape);
 }
 
-AffineMap AttentionDecomposer::splitTensorMap(unsigned numLoops,
-                                              unsigned featureLoop) {
+template <typename OpTy>
+AffineMap AttentionDecomposer<OpTy>::splitTensorMap(unsigned numLoops,
+                                                    unsigned featureLoop) {
   if (bhsd)
     return loopsMap(numLoops, {kB, kHk, kG, kI, featureLoop});
   return loopsMap(numLoops, {kB, kI, kHk, kG, featureLoop});
 }
 
-AffineMap AttentionDecomposer::kvTensorMap(unsigned numLoops, unsigned seqLoop,
-                                           unsigned featureLoop) {
+template <typename OpTy>
+AffineMap AttentionDecomposer<OpTy>::kvTensorMap(unsigned numLoops,
+                                                 unsigned seqLoop,
+                                                 unsigned featureLoop) {
   if (bhsd)
     return loopsMap(numLoops, {kB, kHk, seqLoop, featureLoop});
   return loopsMap(numLoops, {kB, seqLoop, kHk, featureLoop});
 }
 
-std::pair<Value, AffineMap> AttentionDecomposer::broadcastOperand(Value value) {
+template <typename OpTy>
+std::pair<Value, AffineMap>
+AttentionDecomposer<OpTy>::broadcastOperand(Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   int64_t rank = type.getRank();
   int64_t offset = 4 - rank; // Right-aligned against [B, Hq, Sq, Sk].
@@ -178,7 +217,8 @@ std::pair<Value, AffineMap> AttentionDecomposer::broadcastOperand(Value value) {
   return {value, AffineMap::get(kJ + 1, 0, exprs, ctx)};
 }
 
-Value AttentionDecomposer::scaleValue() {
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::scaleValue() {
   if (std::optional<APFloat> scale = op.getScale())
     return arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(scale->convertToFloat()));
@@ -192,8 +232,9 @@ Value AttentionDecomposer::scaleValue() {
   return math::RsqrtOp::create(b, loc, df);
 }
 
-Value AttentionDecomposer::replicateKvHeads(Value kv, OpFoldResult qHeads,
-                                            Value groupCount) {
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::replicateKvHeads(Value kv, OpFoldResult qHeads,
+                                                  Value groupCount) {
   auto type = cast<RankedTensorType>(kv.getType());
   SmallVector<OpFoldResult> sizes;
   for (int64_t d = 0; d < 4; ++d)
@@ -213,7 +254,8 @@ Value AttentionDecomposer::replicateKvHeads(Value kv, OpFoldResult qHeads,
 }
 
 /// S[b, hk, g, i, j] = sum_d q[b, h, i, d] * k[b, hk, j, d], in f32.
-Value AttentionDecomposer::scaledScores() {
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::scaledScores() {
   Value q = splitHeads(op.getQuery(), headPos());
   enum { kD = kJ + 1, kNumLoops };
   SmallVector<AffineMap> maps = {splitTensorMap(kNumLoops, kD),
@@ -231,10 +273,9 @@ Value AttentionDecomposer::scaledScores() {
       });
 }
 
-/// Whether key `j` is visible to query `i` under the structured mask.
-Value AttentionDecomposer::isVisible(OpBuilder &nb, Location nl, ValueRange idx,
-                                     Value shift) {
-  Value i = idx[kI], j = idx[kJ];
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::isVisible(OpBuilder &nb, Location nl, Value i,
+                                           Value j, Value shift) {
   auto pos = [&](Alignment alignment) {
     return alignment == Alignment::BottomRight
                ? arith::AddIOp::create(nb, nl, i, shift).getResult()
@@ -259,7 +300,8 @@ Value AttentionDecomposer::isVisible(OpBuilder &nb, Location nl, ValueRange idx,
 }
 
 /// Applies scale, score_mod, bias and every mask; hidden keys become -inf.
-Value AttentionDecomposer::maskedScores(Value scores) {
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::maskedScores(Value scores) {
   unsigned numLoops = kJ + 1;
   AffineMap identity = b.getMultiDimIdentityMap(numLoops);
   SmallVector<Value> inputs = {scores};
@@ -283,8 +325,7 @@ Value AttentionDecomposer::maskedScores(Value scores) {
 
   Value scale = scaleValue();
   Value groupCount = sizeValue(groups);
-  Value qLenV = sizeValue(qLen), kvLenV = sizeValue(kvLen);
-  Value shift = arith::SubIOp::create(b, loc, kvLenV, qLenV);
+  Value shift = arith::SubIOp::create(b, loc, wholeKvLen, wholeQLen);
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
   Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
@@ -295,10 +336,15 @@ Value AttentionDecomposer::maskedScores(Value scores) {
         SmallVector<Value> idx;
         for (unsigned l = 0; l < numLoops; ++l)
           idx.push_back(linalg::IndexOp::create(nb, nl, l));
-        // The query head in the user's numbering, for the regions.
+        // Whole-problem positions, with the query head in the user's
+        // numbering, for the masks and the regions.
         Value h = arith::AddIOp::create(
             nb, nl, arith::MulIOp::create(nb, nl, idx[kHk], groupCount),
             idx[kG]);
+        Value bAbs = absolute(nb, nl, idx[kB], batchOffset);
+        Value hAbs = absolute(nb, nl, h, headOffset);
+        Value iAbs = absolute(nb, nl, idx[kI], qOffset);
+        Value jAbs = absolute(nb, nl, idx[kJ], kvOffset);
         auto inlineRegion = [&](Region &region, ValueRange regionArgs) {
           IRMapping mapping;
           mapping.map(region.getArguments(), regionArgs);
@@ -310,7 +356,7 @@ Value AttentionDecomposer::maskedScores(Value scores) {
 
         Value s = arith::MulFOp::create(nb, nl, args[0], scale);
         if (!scoreMod.empty())
-          s = inlineRegion(scoreMod, {s, idx[kB], h, idx[kI], idx[kJ]});
+          s = inlineRegion(scoreMod, {s, bAbs, hAbs, iAbs, jAbs});
         if (biasArg >= 0)
           s = arith::AddFOp::create(nb, nl, s,
                                     convertFloat(nb, nl, args[biasArg], f32));
@@ -320,26 +366,25 @@ Value AttentionDecomposer::maskedScores(Value scores) {
           visible = arith::AndIOp::create(nb, nl, visible, cond);
         };
         if (op.getStructuredMaskAttr())
-          hideUnless(isVisible(nb, nl, idx, shift));
+          hideUnless(isVisible(nb, nl, iAbs, jAbs, shift));
         if (maskArg >= 0)
           hideUnless(args[maskArg]);
         if (lensArg >= 0) {
           Value len = arith::IndexCastOp::create(nb, nl, nb.getIndexType(),
                                                  args[lensArg]);
           hideUnless(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
-                                           idx[kJ], len));
+                                           jAbs, len));
         }
         if (!maskMod.empty())
-          hideUnless(inlineRegion(maskMod, {idx[kB], h, idx[kI], idx[kJ]}));
+          hideUnless(inlineRegion(maskMod, {bAbs, hAbs, iAbs, jAbs}));
         linalg::YieldOp::create(
             nb, nl,
             ValueRange{arith::SelectOp::create(nb, nl, visible, s, negInf)});
       });
 }
 
-Value AttentionDecomposer::run() {
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(op);
+template <typename OpTy>
+void AttentionDecomposer<OpTy>::prepare() {
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   batch = size(q, 0);
   qLen = size(q, seqPos());
@@ -367,67 +412,129 @@ Value AttentionDecomposer::run() {
   key = k;
   value = v;
 
-  Value scores = maskedScores(scaledScores());
+  wholeQLen = sizeValue(qLen);
+  wholeKvLen = sizeValue(kvLen);
+  if constexpr (std::is_same_v<OpTy, OnlineAttentionOp>) {
+    if (!op.getOffsets().empty()) {
+      batchOffset = op.getOffsets()[0];
+      headOffset = op.getOffsets()[1];
+      qOffset = op.getOffsets()[2];
+      kvOffset = op.getOffsets()[3];
+    }
+    if (!op.getExtents().empty()) {
+      wholeQLen = op.getExtents()[0];
+      wholeKvLen = op.getExtents()[1];
+    }
+  }
+}
 
-  // M = max_j S; -inf for a row whose keys are all hidden.
-  SmallVector<OpFoldResult> rowSizes = {batch, kvHeads, groups, qLen};
+/// Row max over keys: -inf for a row whose keys are all hidden.
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::rowMax(Value scores) {
+  unsigned n = kJ + 1;
+  return generic(scores,
+                 filled({batch, kvHeads, groups, qLen},
+                        -std::numeric_limits<double>::infinity()),
+                 {b.getMultiDimIdentityMap(n), loopsMap(n, {kB, kHk, kG, kI})},
+                 1, [&](OpBuilder &nb, Location nl, ValueRange args) {
+                   linalg::YieldOp::create(nb, nl,
+                                           ValueRange{arith::MaximumFOp::create(
+                                               nb, nl, args[0], args[1])});
+                 });
+}
+
+/// P = exp(S - M), and 0 instead of exp(-inf - -inf) = NaN for a row whose
+/// keys are all hidden.
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::weights(Value scores, Value max) {
   unsigned n = kJ + 1;
   AffineMap full = b.getMultiDimIdentityMap(n);
-  AffineMap row = loopsMap(n, {kB, kHk, kG, kI});
-  Value rowMax = generic(
-      scores, filled(rowSizes, -std::numeric_limits<double>::infinity()),
-      {full, row}, 1, [&](OpBuilder &nb, Location nl, ValueRange args) {
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{arith::MaximumFOp::create(nb, nl, args[0], args[1])});
-      });
+  Value negInf = constantF32(-std::numeric_limits<float>::infinity());
+  Value zero = constantF32(0.0f);
+  return generic({scores, max}, emptyF32({batch, kvHeads, groups, qLen, kvLen}),
+                 {full, loopsMap(n, {kB, kHk, kG, kI}), full}, 0,
+                 [&](OpBuilder &nb, Location nl, ValueRange args) {
+                   Value diff = arith::SubFOp::create(nb, nl, args[0], args[1]);
+                   Value e = math::ExpOp::create(nb, nl, diff);
+                   Value empty = arith::CmpFOp::create(
+                       nb, nl, arith::CmpFPredicate::OEQ, args[1], negInf);
+                   linalg::YieldOp::create(nb, nl,
+                                           ValueRange{arith::SelectOp::create(
+                                               nb, nl, empty, zero, e)});
+                 });
+}
 
-  // P = exp(S - M), and 0 instead of exp(-inf - -inf) = NaN for empty rows.
-  Value negInf = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Value probs = generic(
-      {scores, rowMax}, emptyF32({batch, kvHeads, groups, qLen, kvLen}),
-      {full, row, full}, 0, [&](OpBuilder &nb, Location nl, ValueRange args) {
-        Value diff = arith::SubFOp::create(nb, nl, args[0], args[1]);
-        Value e = math::ExpOp::create(nb, nl, diff);
-        Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
-                                            args[1], negInf);
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{arith::SelectOp::create(nb, nl, empty, zero, e)});
-      });
+/// init + sum_j P, per row.
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::accumulateRowSum(Value probs, Value init) {
+  unsigned n = kJ + 1;
+  return generic(probs, init,
+                 {b.getMultiDimIdentityMap(n), loopsMap(n, {kB, kHk, kG, kI})},
+                 1, [&](OpBuilder &nb, Location nl, ValueRange args) {
+                   linalg::YieldOp::create(nb, nl,
+                                           ValueRange{arith::AddFOp::create(
+                                               nb, nl, args[0], args[1])});
+                 });
+}
 
-  // L = sum_j P.
-  Value rowSum = generic(
-      probs, filled(rowSizes, 0.0), {full, row}, 1,
-      [&](OpBuilder &nb, Location nl, ValueRange args) {
-        linalg::YieldOp::create(
-            nb, nl,
-            ValueRange{arith::AddFOp::create(nb, nl, args[0], args[1])});
-      });
-
-  // O[b, hk, g, i, e] = sum_j P * V.
+/// init + P V, where `init` is [B, Hkv, G, Sq, Dv] (canonical) or, with
+/// `initInLayout`, split in the op's layout.
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::accumulatePV(Value probs, Value init,
+                                              bool initInLayout) {
   enum { kE = kJ, kJ2 = kJ + 1, kPvLoops };
-  Value weighted = generic(
-      {probs, value}, filled({batch, kvHeads, groups, qLen, valueDim}, 0.0),
+  return generic(
+      {probs, value}, init,
       {loopsMap(kPvLoops, {kB, kHk, kG, kI, kJ2}),
        kvTensorMap(kPvLoops, kJ2, kE),
-       loopsMap(kPvLoops, {kB, kHk, kG, kI, kE})},
+       initInLayout ? splitTensorMap(kPvLoops, kE)
+                    : loopsMap(kPvLoops, {kB, kHk, kG, kI, kE})},
       1, [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value vv = convertFloat(nb, nl, args[1], f32);
         Value prod = arith::MulFOp::create(nb, nl, args[0], vv);
         linalg::YieldOp::create(
             nb, nl, ValueRange{arith::AddFOp::create(nb, nl, prod, args[2])});
       });
+}
+
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::mergeHeads(Value split, Type type) {
+  SmallVector<ReassociationIndices> reassociation;
+  int64_t rank = cast<ShapedType>(type).getRank();
+  int64_t pos = rank == 3 ? 1 : headPos();
+  for (int64_t d = 0, next = 0; d < rank; ++d) {
+    if (d == pos) {
+      reassociation.push_back({next, next + 1});
+      next += 2;
+    } else {
+      reassociation.push_back({next++});
+    }
+  }
+  return tensor::CollapseShapeOp::create(b, loc, type, split, reassociation);
+}
+
+template <typename OpTy>
+Value AttentionDecomposer<OpTy>::runAttention() {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  prepare();
+  Value s = scores();
+  Value max = rowMax(s);
+  Value probs = weights(s, max);
+  Value sum =
+      accumulateRowSum(probs, filled({batch, kvHeads, groups, qLen}, 0));
+  Value weighted =
+      accumulatePV(probs, filled({batch, kvHeads, groups, qLen, valueDim}, 0.0),
+                   /*initInLayout=*/false);
 
   // out = L > 0 ? O / L : 0, in the layout and element type of init.
   Value init = splitHeads(op.getInit(), headPos());
   Type outType = getElementTypeOrSelf(init);
+  Value zero = constantF32(0.0f);
   Value out =
-      generic({weighted, rowSum}, init,
+      generic({weighted, sum}, init,
               {b.getMultiDimIdentityMap(5), loopsMap(5, {kB, kHk, kG, kI}),
-               splitTensorMap(5, kE)},
+               splitTensorMap(5, kJ)},
               0, [&](OpBuilder &nb, Location nl, ValueRange args) {
                 Value positive = arith::CmpFOp::create(
                     nb, nl, arith::CmpFPredicate::OGT, args[1], zero);
@@ -438,18 +545,114 @@ Value AttentionDecomposer::run() {
                 linalg::YieldOp::create(
                     nb, nl, ValueRange{convertFloat(nb, nl, result, outType)});
               });
-  SmallVector<ReassociationIndices> mergeHeads =
-      bhsd ? SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}
-           : SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}};
-  return tensor::CollapseShapeOp::create(b, loc, op.getInit().getType(), out,
-                                         mergeHeads);
+  return mergeHeads(out, op.getInit().getType());
+}
+
+template <typename OpTy>
+SmallVector<Value> AttentionDecomposer<OpTy>::runOnline() {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(op);
+  prepare();
+  Value s = scores();
+  Value tileMax = rowMax(s);
+  Value oldMax = splitRowHeads(op.getMax());
+  Value oldSum = splitRowHeads(op.getSum());
+  Value oldAcc = splitHeads(op.getAcc(), headPos());
+
+  // max' = max(max, tile max); the old statistics shrink by
+  // exp(max - max'), which is 0 (not NaN) while every key so far is hidden.
+  unsigned rowLoops = 4;
+  AffineMap row = b.getMultiDimIdentityMap(rowLoops);
+  Value negInf = constantF32(-std::numeric_limits<float>::infinity());
+  Value zero = constantF32(0.0f);
+  Value correction = generic(
+      {tileMax, oldMax}, emptyF32({batch, kvHeads, groups, qLen}),
+      {row, row, row}, 0, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value newMax = arith::MaximumFOp::create(nb, nl, args[0], args[1]);
+        Value e = math::ExpOp::create(
+            nb, nl, arith::SubFOp::create(nb, nl, args[1], newMax));
+        Value empty = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::OEQ,
+                                            newMax, negInf);
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::SelectOp::create(nb, nl, empty, zero, e)});
+      });
+  Value newMax = generic(
+      {tileMax, oldMax}, oldMax, {row, row, row}, 0,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        linalg::YieldOp::create(
+            nb, nl,
+            ValueRange{arith::MaximumFOp::create(nb, nl, args[0], args[1])});
+      });
+  auto rescale = [&](OpBuilder &nb, Location nl, ValueRange args) {
+    linalg::YieldOp::create(
+        nb, nl, ValueRange{arith::MulFOp::create(nb, nl, args[0], args[1])});
+  };
+  Value probs = weights(s, newMax);
+  Value sum = accumulateRowSum(probs, generic({oldSum, correction}, oldSum,
+                                              {row, row, row}, 0, rescale));
+  // Loops in acc's own dimension order: bufferization updates a tensor in
+  // place only when it is read and written through identity maps.
+  AffineMap accIdentity = b.getMultiDimIdentityMap(5);
+  AffineMap accRow =
+      bhsd ? loopsMap(5, {0, 1, 2, 3}) : loopsMap(5, {0, 2, 3, 1});
+  Value scaledAcc = generic({oldAcc, correction}, oldAcc,
+                            {accIdentity, accRow, accIdentity}, 0, rescale);
+  Value acc = accumulatePV(probs, scaledAcc, /*initInLayout=*/true);
+  return {mergeHeads(acc, op.getAcc().getType()),
+          mergeHeads(newMax, op.getMax().getType()),
+          mergeHeads(sum, op.getSum().getType())};
 }
 
 FailureOr<Value> mlir::attn::decomposeAttention(RewriterBase &rewriter,
                                                 AttentionOp op) {
-  Value result = AttentionDecomposer(rewriter, op).run();
+  Value result = AttentionDecomposer<AttentionOp>(rewriter, op).runAttention();
   rewriter.replaceOp(op, result);
   return result;
+}
+
+FailureOr<SmallVector<Value>>
+mlir::attn::decomposeOnlineAttention(RewriterBase &rewriter,
+                                     OnlineAttentionOp op) {
+  SmallVector<Value> results =
+      AttentionDecomposer<OnlineAttentionOp>(rewriter, op).runOnline();
+  rewriter.replaceOp(op, results);
+  return results;
+}
+
+FailureOr<Value>
+mlir::attn::decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
+                                             FinalizeOnlineAttentionOp op) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  // acc and out are [B, H, S, Dv] or [B, S, H, Dv]; sum is [B, H, S].
+  AffineExpr d0, d1, d2;
+  bindDims(ctx, d0, d1, d2);
+  AffineMap sumMap = op.getLayout() == Layout::BHSD
+                         ? AffineMap::get(4, 0, {d0, d1, d2}, ctx)
+                         : AffineMap::get(4, 0, {d0, d2, d1}, ctx);
+  AffineMap identity = rewriter.getMultiDimIdentityMap(4);
+  Type outType = getElementTypeOrSelf(op.getInit());
+  Value zero =
+      arith::ConstantOp::create(rewriter, loc, rewriter.getF32FloatAttr(0.0f));
+  auto generic = linalg::GenericOp::create(
+      rewriter, loc, op.getInit().getType(),
+      ValueRange{op.getAcc(), op.getSum()}, op.getInit(),
+      ArrayRef<AffineMap>{identity, sumMap, identity},
+      SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value positive = arith::CmpFOp::create(
+            nb, nl, arith::CmpFPredicate::OGT, args[1], zero);
+        Value quotient = arith::DivFOp::create(nb, nl, args[0], args[1]);
+        Value result =
+            arith::SelectOp::create(nb, nl, positive, quotient, zero);
+        linalg::YieldOp::create(
+            nb, nl, ValueRange{convertFloat(nb, nl, result, outType)});
+      });
+  rewriter.replaceOp(op, generic.getResult(0));
+  return generic.getResult(0);
 }
 
 namespace {
@@ -457,10 +660,16 @@ struct DecomposeAttentionPass
     : attn::impl::DecomposeAttentionBase<DecomposeAttentionPass> {
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    WalkResult result = getOperation()->walk([&](AttentionOp op) -> WalkResult {
-      if (failed(decomposeAttention(rewriter, op)))
-        return WalkResult::interrupt();
-      return WalkResult::advance();
+    WalkResult result = getOperation()->walk([&](Operation *op) -> WalkResult {
+      LogicalResult decomposed = success();
+      if (auto attention = dyn_cast<AttentionOp>(op))
+        decomposed = decomposeAttention(rewriter, attention);
+      else if (auto online = dyn_cast<OnlineAttentionOp>(op))
+        decomposed = decomposeOnlineAttention(rewriter, online);
+      else if (auto finalize = dyn_cast<FinalizeOnlineAttentionOp>(op))
+        decomposed = decomposeFinalizeOnlineAttention(rewriter, finalize);
+      return failed(decomposed) ? WalkResult::interrupt()
+                                : WalkResult::advance();
     });
     if (result.wasInterrupted())
       signalPassFailure();

@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-cpu-pipeline="cpu=skylake-avx512 features=+avx512f,+fma" | FileCheck %s
 // RUN: attn-opt %s --attn-cpu-pipeline | FileCheck %s --check-prefix=HOST
+// RUN: attn-opt %s --attn-cpu-pipeline="fused=true kv-tile-size=4" | FileCheck %s --check-prefix=FUSED
 
 // From attn on tensors to the LLVM dialect in one pipeline: every function
 // is an llvm.func carrying the target CPU and features, the parallel loops
@@ -25,6 +26,14 @@
 // CHECK-NOT: -> !llvm.struct
 // CHECK-SAME: {
 // CHECK: llvm.return{{$}}
+
+// fused=true lowers the online-softmax loop over key tiles: the 4-key step
+// is the loop's stride, and no [Sq, Sk] = 8x8 buffer is allocated.
+// FUSED-LABEL: llvm.func @kernel(
+// FUSED: llvm.mlir.constant(4 : index) : i64
+// FUSED: omp.parallel
+// FUSED-NOT: llvm.mlir.constant(256 : index)
+// FUSED: llvm.return
 
 // "host" resolves to the machine's CPU.
 // HOST-LABEL: llvm.func @kernel(

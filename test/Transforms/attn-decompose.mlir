@@ -122,3 +122,80 @@ func.func @dynamic_heads(%q: tensor<1x?x8x4xf32>, %k: tensor<1x?x8x4xf32>,
       outs(%o : tensor<1x?x8x4xf32>) -> tensor<1x?x8x4xf32>
   return %0 : tensor<1x?x8x4xf32>
 }
+
+// -----
+
+// One online step: masks see whole-problem positions (kv offset added to j;
+// the bottom-right shift is extents Sk - Sq = 32 - 8), the old statistics
+// shrink by exp(max - max') (0 while every key so far was hidden), and the
+// tile's P V accumulates onto the rescaled acc.
+// CHECK-LABEL: func.func @online_step
+// CHECK-SAME: %[[ACC:[a-z0-9_]+]]: tensor<1x4x8x16xf32>, %[[MAX:[a-z0-9_]+]]: tensor<1x4x8xf32>, %[[SUM:[a-z0-9_]+]]: tensor<1x4x8xf32>, %[[KV0:[a-z0-9_]+]]: index
+// CHECK-DAG: %[[SHIFT:.+]] = arith.constant 24 : index
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: linalg.generic
+// CHECK: %[[J:.+]] = linalg.index 4 : index
+// CHECK: %[[JABS:.+]] = arith.addi %[[J]], %[[KV0]] : index
+// CHECK: %[[POS:.+]] = arith.addi %{{.+}}, %[[SHIFT]] : index
+// CHECK: arith.cmpi sle, %[[JABS]], %[[POS]] : index
+// CHECK: %[[TILEMAX:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+// CHECK-DAG: %[[OLDMAX:.+]] = tensor.expand_shape %[[MAX]] {{\[}}[0], [1, 2], [3]]
+// CHECK-DAG: %[[OLDSUM:.+]] = tensor.expand_shape %[[SUM]] {{\[}}[0], [1, 2], [3]]
+// CHECK-DAG: %[[OLDACC:.+]] = tensor.expand_shape %[[ACC]] {{\[}}[0], [1, 2], [3], [4]]
+// CHECK: %[[CORR:.+]] = linalg.generic {{.*}} ins(%[[TILEMAX]], %[[OLDMAX]] :
+// CHECK: ^bb0(%[[TM:.+]]: f32, %[[OM:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[NM:.+]] = arith.maximumf %[[TM]], %[[OM]] : f32
+// CHECK: %[[D:.+]] = arith.subf %[[OM]], %[[NM]] : f32
+// CHECK: %[[E:.+]] = math.exp %[[D]] : f32
+// CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[NM]], %[[NEGINF]] : f32
+// CHECK: arith.select %[[NONE]], %[[ZERO]], %[[E]] : f32
+// CHECK: %[[NEWMAX:.+]] = linalg.generic {{.*}} ins(%[[TILEMAX]], %[[OLDMAX]] : {{.*}}) outs(%[[OLDMAX]] :
+// CHECK: %[[P:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[NEWMAX]] :
+// CHECK: %[[SCALEDSUM:.+]] = linalg.generic {{.*}} ins(%[[OLDSUM]], %[[CORR]] : {{.*}}) outs(%[[OLDSUM]] :
+// CHECK: %[[NEWSUM:.+]] = linalg.generic {{.*}} ins(%[[P]] : {{.*}}) outs(%[[SCALEDSUM]] :
+// CHECK: %[[SCALEDACC:.+]] = linalg.generic {{.*}} ins(%[[OLDACC]], %[[CORR]] : {{.*}}) outs(%[[OLDACC]] :
+// CHECK: %[[NEWACC:.+]] = linalg.generic {{.*}} ins(%[[P]], %{{.+}} : {{.*}}) outs(%[[SCALEDACC]] :
+// CHECK-DAG: %[[R0:.+]] = tensor.collapse_shape %[[NEWACC]]
+// CHECK-DAG: %[[R1:.+]] = tensor.collapse_shape %[[NEWMAX]]
+// CHECK-DAG: %[[R2:.+]] = tensor.collapse_shape %[[NEWSUM]]
+// CHECK: return %[[R0]], %[[R1]], %[[R2]]
+func.func @online_step(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x4x16xf32>,
+    %acc: tensor<1x4x8x16xf32>, %max: tensor<1x4x8xf32>,
+    %sum: tensor<1x4x8xf32>, %kv0: index)
+    -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %r:3 = attn.online_attention ins(%q, %k, %k : tensor<1x4x8x16xf32>,
+                                   tensor<1x2x4x16xf32>, tensor<1x2x4x16xf32>)
+      offsets(%c0, %c0, %c0, %kv0 : index, index, index, index)
+      extents(%c8, %c32 : index, index)
+      outs(%acc, %max, %sum : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>,
+                              tensor<1x4x8xf32>)
+      {structured_mask = #attn.causal<bottom_right>}
+      -> tensor<1x4x8x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
+  return %r#0, %r#1, %r#2
+      : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>
+}
+
+// -----
+
+// Finalize: acc / sum where sum > 0, else 0, converted to the output type;
+// in BSHD the sum is read transposed.
+// CHECK-DAG: #[[$ACC:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$SUMBSHD:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1)>
+// CHECK-LABEL: func.func @finalize_bshd
+// CHECK: linalg.generic {indexing_maps = [#[[$ACC]], #[[$SUMBSHD]], #[[$ACC]]]
+// CHECK: %[[POS:.+]] = arith.cmpf ogt
+// CHECK: %[[Q:.+]] = arith.divf
+// CHECK: %[[R:.+]] = arith.select %[[POS]], %[[Q]]
+// CHECK: arith.truncf %[[R]] : f32 to bf16
+func.func @finalize_bshd(%acc: tensor<1x8x4x16xf32>, %sum: tensor<1x4x8xf32>,
+                         %o: tensor<1x8x4x16xbf16>) -> tensor<1x8x4x16xbf16> {
+  %0 = attn.finalize_online_attention
+      ins(%acc, %sum : tensor<1x8x4x16xf32>, tensor<1x4x8xf32>)
+      outs(%o : tensor<1x8x4x16xbf16>) {layout = #attn.layout<bshd>}
+      -> tensor<1x8x4x16xbf16>
+  return %0 : tensor<1x8x4x16xbf16>
+}

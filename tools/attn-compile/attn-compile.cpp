@@ -45,6 +45,12 @@ static cl::opt<std::string>
              cl::init(""));
 static cl::opt<std::string>
     cpu("cpu", cl::desc("Target CPU (LLVM name), or host"), cl::init("host"));
+static cl::opt<bool>
+    fused("fused", cl::desc("Fuse the softmax into an online loop over "
+                            "key/value tiles (default: the naive lowering)"));
+static cl::opt<int64_t> kvTileSize("kv-tile-size",
+                                   cl::desc("Keys per tile with --fused"),
+                                   cl::init(64));
 static cl::opt<std::string>
     features("features", cl::desc("Target features (+avx2,...), or host"),
              cl::init("host"));
@@ -109,7 +115,9 @@ static llvm::json::Value manifest(const KernelSource &source,
       {"cpu", resolveHostCPU(cpu)},
       {"features", resolveHostFeatures(features)},
       {"flags", llvm::json::Object{{"cpu", cpu.getValue()},
-                                   {"features", features.getValue()}}},
+                                   {"features", features.getValue()},
+                                   {"fused", fused.getValue()},
+                                   {"kv_tile_size", kvTileSize.getValue()}}},
       {"abi", "dlpack"},
       {"object", kernelName + ".o"},
       {"header", kernelName + ".h"},
@@ -128,6 +136,8 @@ int main(int argc, char **argv) {
     return usageError("--target nvptx is not implemented yet");
   if (target != "cpu")
     return usageError("unknown --target '" + target + "' (expected cpu)");
+  if (kvTileSize <= 0)
+    return usageError("--kv-tile-size must be positive");
   if (!isCIdentifier(kernelName))
     return usageError("--name '" + kernelName + "' is not a C identifier");
 
@@ -147,15 +157,18 @@ int main(int argc, char **argv) {
     return 1;
 
   // The variant: the kernel as written, plus everything that changes code.
-  std::string identity = printed(source->func) + "\n" + target + "\n" +
-                         resolveHostCPU(cpu) + "\n" +
-                         resolveHostFeatures(features);
+  std::string identity =
+      printed(source->func) + "\n" + target + "\n" + resolveHostCPU(cpu) +
+      "\n" + resolveHostFeatures(features) + "\n" +
+      (fused ? "fused:" + std::to_string(kvTileSize) : "naive");
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(identity),
                                      /*LowerCase=*/true, /*Width=*/16);
 
   CPUTargetOptions options;
   options.cpu = cpu;
   options.features = features;
+  options.fused = fused;
+  options.kvTileSize = kvTileSize;
   llvm::LLVMContext llvmCtx;
   FailureOr<std::unique_ptr<llvm::Module>> module =
       compileCPUKernel(source->func, kernelName, *signature, options, llvmCtx);

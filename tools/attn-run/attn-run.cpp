@@ -71,6 +71,12 @@ static cl::opt<double>
                  cl::init(-1));
 static cl::opt<std::string> cpu("cpu", cl::desc("Target CPU, or host"),
                                 cl::init("host"));
+static cl::opt<bool>
+    fused("fused", cl::desc("Fuse the softmax into an online loop over "
+                            "key/value tiles (default: the naive lowering)"));
+static cl::opt<int64_t> kvTileSize("kv-tile-size",
+                                   cl::desc("Keys per tile with --fused"),
+                                   cl::init(64));
 static cl::opt<std::string> features("features",
                                      cl::desc("Target features, or host"),
                                      cl::init("host"));
@@ -258,6 +264,8 @@ int main(int argc, char **argv) {
   if (threads == 0)
     return usageError("--threads must be positive");
   omp_set_num_threads(static_cast<int>(threads));
+  if (kvTileSize <= 0)
+    return usageError("--kv-tile-size must be positive");
   if (runs == 0)
     return usageError("--runs must be positive");
 
@@ -314,6 +322,8 @@ int main(int argc, char **argv) {
   CPUTargetOptions options;
   options.cpu = cpu;
   options.features = features;
+  options.fused = fused;
+  options.kvTileSize = kvTileSize;
   auto llvmCtx = std::make_unique<llvm::LLVMContext>();
   StringRef entryName = "attn_run_kernel";
   FailureOr<std::unique_ptr<llvm::Module>> module =
@@ -484,6 +494,7 @@ int main(int argc, char **argv) {
         {"median_ms", bench ? llvm::json::Value(medianMs) : nullptr},
         {"gflops", bench ? llvm::json::Value(gflops) : nullptr},
         {"threads", threads.getValue()},
+        {"fused", fused.getValue()},
         {"seed", seed.getValue()},
     };
     llvm::outs() << llvm::json::Value(std::move(result)) << "\n";

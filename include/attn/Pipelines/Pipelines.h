@@ -23,6 +23,15 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Target features (e.g. +avx2,+fma), or host for this "
                      "machine"),
       llvm::cl::init("host")};
+  PassOptions::Option<bool> fused{
+      *this, "fused",
+      llvm::cl::desc("Fuse the softmax into an online loop over key/value "
+                     "tiles (attn-fuse-online-softmax) instead of the naive "
+                     "lowering"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> kvTileSize{
+      *this, "kv-tile-size", llvm::cl::desc("Keys per tile of the fused loop"),
+      llvm::cl::init(64)};
 };
 
 /// attn-cpu-pipeline: from attn ops on tensors to the LLVM dialect. Every

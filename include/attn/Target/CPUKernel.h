@@ -47,6 +47,8 @@ FailureOr<KernelSignature> analyzeKernel(func::FuncOp func);
 struct CPUTargetOptions {
   std::string cpu = "host";      // an LLVM CPU name, or host
   std::string features = "host"; // "+avx2,+fma", or host
+  bool fused = false;            // online-softmax loop over key/value tiles
+  int64_t kvTileSize = 64;       // keys per tile when fused
 };
 
 /// Lowers a copy of `func` (alone in a new module) with attn-cpu-pipeline,

@@ -24,6 +24,21 @@ FailureOr<AttentionOp> expandMultiHeadAttention(RewriterBase &rewriter,
 /// [B, Hq, Sq, Sk] score matrix. Returns the value that replaced the op.
 FailureOr<Value> decomposeAttention(RewriterBase &rewriter, AttentionOp op);
 
+/// Replaces `op` with linalg ops that fold its key/value tile into the
+/// running (acc, max, sum). Returns their new values.
+FailureOr<SmallVector<Value>> decomposeOnlineAttention(RewriterBase &rewriter,
+                                                       OnlineAttentionOp op);
+
+/// Replaces `op` with `sum > 0 ? acc / sum : 0` in the output type.
+FailureOr<Value> decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
+                                                  FinalizeOnlineAttentionOp op);
+
+/// Replaces `op` with an scf.for over key/value tiles of `kvTileSize` keys
+/// carrying (acc, max, sum) through attn.online_attention, and a final
+/// attn.finalize_online_attention. Returns the finalize op.
+FailureOr<FinalizeOnlineAttentionOp>
+fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op, int64_t kvTileSize);
+
 /// `cpu`, or the name of this machine's CPU when `cpu` is "host".
 std::string resolveHostCPU(StringRef cpu);
 /// `features`, or this machine's CPU features ("+avx2,-avx512f,...") when

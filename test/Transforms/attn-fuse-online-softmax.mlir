@@ -1,0 +1,89 @@
+// RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --canonicalize --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --attn-decompose --canonicalize --split-input-file | FileCheck %s --check-prefix=LOWERED
+// RUN: not attn-opt %s --attn-fuse-online-softmax="kv-tile-size=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
+
+// The attention becomes a loop over key tiles carrying (acc, max, sum),
+// starting from (0, -inf, 0), with K, V and the key dimension of the mask
+// sliced (the last tile is shorter: min(32, Sk - kv)), and one finalize.
+// CHECK-LABEL: func.func @causal_with_mask
+// CHECK-SAME: (%[[Q:[a-z0-9_]+]]: tensor<1x4x64x16xf32>, %[[K:[a-z0-9_]+]]: tensor<1x2x80x16xf32>, %[[V:[a-z0-9_]+]]: tensor<1x2x80x8xf32>, %[[M:[a-z0-9_]+]]: tensor<64x80xi1>, %[[O:[a-z0-9_]+]]: tensor<1x4x64x8xf16>)
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[TILE:.+]] = arith.constant 32 : index
+// CHECK-DAG: %[[SQ:.+]] = arith.constant 64 : index
+// CHECK-DAG: %[[SK:.+]] = arith.constant 80 : index
+// CHECK: %[[ACC0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x4x64x8xf32>)
+// CHECK: %[[MAX0:.+]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.+}} : tensor<1x4x64xf32>)
+// CHECK: %[[SUM0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x4x64xf32>)
+// CHECK: %[[LOOP:.+]]:3 = scf.for %[[KV:.+]] = %[[C0]] to %[[SK]] step %[[TILE]] iter_args(%[[ACC:.+]] = %[[ACC0]], %[[MAX:.+]] = %[[MAX0]], %[[SUM:.+]] = %[[SUM0]])
+// CHECK: %[[REST:.+]] = arith.subi %[[SK]], %[[KV]] : index
+// CHECK: %[[SIZE:.+]] = arith.minsi %[[REST]], %[[TILE]] : index
+// CHECK: %[[KT:.+]] = tensor.extract_slice %[[K]][0, 0, %[[KV]], 0] [1, 2, %[[SIZE]], 16] [1, 1, 1, 1]
+// CHECK: %[[VT:.+]] = tensor.extract_slice %[[V]][0, 0, %[[KV]], 0] [1, 2, %[[SIZE]], 8] [1, 1, 1, 1]
+// CHECK: %[[MT:.+]] = tensor.extract_slice %[[M]][0, %[[KV]]] [64, %[[SIZE]]] [1, 1]
+// CHECK: %[[ACCN:.+]], %[[MAXN:.+]], %[[SUMN:.+]] = attn.online_attention ins(%[[Q]], %[[KT]], %[[VT]] : tensor<1x4x64x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32>)
+// CHECK-SAME: mask(%[[MT]] : tensor<64x?xi1>)
+// CHECK-SAME: offsets(%[[C0]], %[[C0]], %[[C0]], %[[KV]] : index, index, index, index)
+// CHECK-SAME: extents(%[[SQ]], %[[SK]] : index, index)
+// CHECK-SAME: outs(%[[ACC]], %[[MAX]], %[[SUM]] :
+// CHECK-SAME: structured_mask = #attn.causal<top_left>
+// CHECK: scf.yield %[[ACCN]], %[[MAXN]], %[[SUMN]]
+// CHECK: %[[OUT:.+]] = attn.finalize_online_attention ins(%[[LOOP]]#0, %[[LOOP]]#2 : tensor<1x4x64x8xf32>, tensor<1x4x64xf32>) outs(%[[O]] : tensor<1x4x64x8xf16>)
+// CHECK: return %[[OUT]]
+
+// After decomposition nothing of [Sq, Sk] = [64, 80] is left: the largest
+// score tensor is [64, 32] per head.
+// LOWERED-LABEL: func.func @causal_with_mask
+// LOWERED: scf.for
+// LOWERED-NOT: x64x80x
+// LOWERED: tensor<1x2x2x64x?xf32>
+// LOWERED-NOT: x64x80x
+// LOWERED: return
+func.func @causal_with_mask(%q: tensor<1x4x64x16xf32>, %k: tensor<1x2x80x16xf32>,
+    %v: tensor<1x2x80x8xf32>, %m: tensor<64x80xi1>, %o: tensor<1x4x64x8xf16>)
+    -> tensor<1x4x64x8xf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x4x64x16xf32>,
+                          tensor<1x2x80x16xf32>, tensor<1x2x80x8xf32>)
+      mask(%m : tensor<64x80xi1>) outs(%o : tensor<1x4x64x8xf16>)
+      {structured_mask = #attn.causal<top_left>} -> tensor<1x4x64x8xf16>
+  return %0 : tensor<1x4x64x8xf16>
+}
+
+// -----
+
+// BSHD slices the sequence dimension 1; a bias broadcast along keys is not
+// sliced; kv_lens and the regions go to every step unchanged.
+// CHECK-LABEL: func.func @bshd_regions
+// CHECK-SAME: (%[[Q:[a-z0-9_]+]]: tensor<2x?x4x8xf32>, %[[K:[a-z0-9_]+]]: tensor<2x?x4x8xf32>, %[[B:[a-z0-9_]+]]: tensor<2x4x?x1xf32>, %[[L:[a-z0-9_]+]]: tensor<2xi32>
+// CHECK: %[[SK:.+]] = tensor.dim %[[K]], %{{.+}} : tensor<2x?x4x8xf32>
+// CHECK: scf.for %[[KV:.+]] = %{{.+}} to %[[SK]]
+// CHECK: %[[KT:.+]] = tensor.extract_slice %[[K]][0, %[[KV]], 0, 0] [2, %{{.+}}, 4, 8] [1, 1, 1, 1]
+// CHECK: attn.online_attention ins(%[[Q]], %[[KT]], %{{.+}} : {{.*}}) bias(%[[B]] : tensor<2x4x?x1xf32>) kv_lens(%[[L]] : tensor<2xi32>)
+// CHECK-SAME: layout = #attn.layout<bshd>
+// CHECK-SAME: score_mod {
+// CHECK: math.tanh
+// CHECK: } mask_mod {
+// CHECK: arith.cmpi ne
+// CHECK: attn.finalize_online_attention {{.*}} {layout = #attn.layout<bshd>}
+func.func @bshd_regions(%q: tensor<2x?x4x8xf32>, %k: tensor<2x?x4x8xf32>,
+    %b: tensor<2x4x?x1xf32>, %l: tensor<2xi32>, %o: tensor<2x?x4x8xf32>)
+    -> tensor<2x?x4x8xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<2x?x4x8xf32>,
+                          tensor<2x?x4x8xf32>, tensor<2x?x4x8xf32>)
+      bias(%b : tensor<2x4x?x1xf32>) kv_lens(%l : tensor<2xi32>)
+      outs(%o : tensor<2x?x4x8xf32>) {layout = #attn.layout<bshd>}
+      score_mod {
+      ^bb0(%s: f32, %bi: index, %h: index, %i: index, %j: index):
+        %t = math.tanh %s : f32
+        attn.yield %t : f32
+      }
+      mask_mod {
+      ^bb0(%bi: index, %h: index, %i: index, %j: index):
+        %ne = arith.cmpi ne, %i, %j : index
+        attn.yield %ne : i1
+      } -> tensor<2x?x4x8xf32>
+  return %0 : tensor<2x?x4x8xf32>
+}
+
+// BADTILE: error: attn-fuse-online-softmax: kv-tile-size must be positive, got 0
