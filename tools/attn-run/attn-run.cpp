@@ -34,6 +34,8 @@
 #include <cstring>
 #include <random>
 
+#include <sys/resource.h>
+
 using namespace mlir;
 using namespace mlir::attn;
 namespace cl = llvm::cl;
@@ -224,7 +226,12 @@ static llvm::Error parseDims(StringRef text, int64_t *sizes) {
   return llvm::Error::success();
 }
 
-using Entry = int (*)(...);
+/// The process's peak resident set so far, in MiB (Linux reports KiB).
+static double peakRssMegabytes() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
+}
 
 /// Calls the entry point with one DLTensor pointer per operand.
 static int callEntry(void *entry, std::vector<HostTensor> &tensors) {
@@ -496,6 +503,7 @@ int main(int argc, char **argv) {
         {"threads", threads.getValue()},
         {"fused", fused.getValue()},
         {"seed", seed.getValue()},
+        {"peak_rss_mb", peakRssMegabytes()},
     };
     llvm::outs() << llvm::json::Value(std::move(result)) << "\n";
   }
