@@ -35,6 +35,12 @@ defvar AttentionMaskOperands = (ins
   Optional<Attn_FloatTensor>:$bias,
   Optional<Attn_LengthsTensor>:$kv_lens);
 
+// Where a tile sits in the whole problem: offsets(b, h, q, kv) of its first
+// element (all 0 when absent) and extents(Sq, Sk), the whole sequence lengths
+// (the tile's own when absent). Masks and regions see whole-problem indices.
+defvar AttentionPositionOperands = (ins Variadic<Index>:$offsets,
+                                        Variadic<Index>:$extents);
+
 defvar AttentionAttributes = (ins
   OptionalAttr<F32Attr>:$scale,
   OptionalAttr<Attn_StructuredMask>:$structured_mask,
@@ -75,6 +81,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     `score_mod` takes the f32 score and the indices (b, h, q_idx, kv_idx) and
     yields the new f32 score; `mask_mod` takes the indices and yields an i1.
 
+    A tile of a larger attention (as `attn-tile` makes them) says where it
+    sits with `offsets(b, h, q, kv)` and `extents(Sq, Sk)`, as
+    `attn.online_attention` does: indices seen by masks and regions are the
+    whole problem's.
+
     Example (GQA 4:1, causal, tanh soft-capping):
 
     ```mlir
@@ -96,6 +107,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
          Attn_FloatTensor:$value),
     AttentionMaskOperands,
+    AttentionPositionOperands,
     (ins Attn_FloatTensor:$init),
     AttentionAttributes);
   let results = (outs Attn_FloatTensor:$result);
@@ -106,6 +118,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
+    (`extents` `(` $extents^ `:` type($extents) `)`)?
     `outs` `(` $init `:` type($init) `)`
     attr-dict
     (`score_mod` $score_mod^)?
@@ -169,8 +183,8 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
          Attn_FloatTensor:$value),
     AttentionMaskOperands,
-    (ins Variadic<Index>:$offsets, Variadic<Index>:$extents,
-         Attn_F32Tensor:$acc, Attn_F32Tensor:$max, Attn_F32Tensor:$sum),
+    AttentionPositionOperands,
+    (ins Attn_F32Tensor:$acc, Attn_F32Tensor:$max, Attn_F32Tensor:$sum),
     AttentionAttributes);
   let results = (outs Attn_F32Tensor:$result_acc, Attn_F32Tensor:$result_max,
                       Attn_F32Tensor:$result_sum);

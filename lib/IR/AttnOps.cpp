@@ -121,6 +121,18 @@ static LogicalResult checkScale(Operation *op, std::optional<APFloat> scale) {
                            << value;
 }
 
+/// Checks the counts of the optional position operands of a tile.
+static LogicalResult checkPositions(Operation *op, ValueRange offsets,
+                                    ValueRange extents) {
+  if (!offsets.empty() && offsets.size() != 4)
+    return op->emitOpError() << "expected 4 offsets (b, h, q, kv) or none, got "
+                             << offsets.size();
+  if (!extents.empty() && extents.size() != 2)
+    return op->emitOpError()
+           << "expected 2 extents (Sq, Sk) or none, got " << extents.size();
+  return success();
+}
+
 /// Checks query, key, value and the optional mask operands of an attention
 /// and returns the problem size they describe.
 static FailureOr<AttentionDims>
@@ -315,6 +327,8 @@ struct FoldTensorCastIntoAttnOp : OpRewritePattern<OpTy> {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionOp::verify() {
+  if (failed(checkPositions(*this, getOffsets(), getExtents())))
+    return failure();
   FailureOr<AttentionDims> dims =
       verifyAttentionInputs(*this, getQuery(), getKey(), getValue(), getMask(),
                             getBias(), getKvLens(), getLayout());
@@ -363,12 +377,8 @@ void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
 //===----------------------------------------------------------------------===//
 
 LogicalResult OnlineAttentionOp::verify() {
-  if (!getOffsets().empty() && getOffsets().size() != 4)
-    return emitOpError() << "expected 4 offsets (b, h, q, kv) or none, got "
-                         << getOffsets().size();
-  if (!getExtents().empty() && getExtents().size() != 2)
-    return emitOpError() << "expected 2 extents (Sq, Sk) or none, got "
-                         << getExtents().size();
+  if (failed(checkPositions(*this, getOffsets(), getExtents())))
+    return failure();
   FailureOr<AttentionDims> dims =
       verifyAttentionInputs(*this, getQuery(), getKey(), getValue(), getMask(),
                             getBias(), getKvLens(), getLayout());

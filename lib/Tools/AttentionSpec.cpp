@@ -335,7 +335,8 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   auto attention = AttentionOp::create(
       b, loc, outType, entry->getArgument(0), entry->getArgument(1),
       entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(),
-      /*kv_lens=*/Value(), entry->getArgument(3), scale, mask, spec.layout);
+      /*kv_lens=*/Value(), /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
+      entry->getArgument(3), scale, mask, spec.layout);
   func::ReturnOp::create(b, loc, attention.getResult());
 
   if (failed(verify(*module))) {

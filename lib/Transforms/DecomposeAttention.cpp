@@ -414,17 +414,15 @@ void AttentionDecomposer<OpTy>::prepare() {
 
   wholeQLen = sizeValue(qLen);
   wholeKvLen = sizeValue(kvLen);
-  if constexpr (std::is_same_v<OpTy, OnlineAttentionOp>) {
-    if (!op.getOffsets().empty()) {
-      batchOffset = op.getOffsets()[0];
-      headOffset = op.getOffsets()[1];
-      qOffset = op.getOffsets()[2];
-      kvOffset = op.getOffsets()[3];
-    }
-    if (!op.getExtents().empty()) {
-      wholeQLen = op.getExtents()[0];
-      wholeKvLen = op.getExtents()[1];
-    }
+  if (!op.getOffsets().empty()) {
+    batchOffset = op.getOffsets()[0];
+    headOffset = op.getOffsets()[1];
+    qOffset = op.getOffsets()[2];
+    kvOffset = op.getOffsets()[3];
+  }
+  if (!op.getExtents().empty()) {
+    wholeQLen = op.getExtents()[0];
+    wholeKvLen = op.getExtents()[1];
   }
 }
 

@@ -152,7 +152,8 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
       tensor::EmptyOp::create(rewriter, loc, outSizes, elementType);
   auto attention = AttentionOp::create(
       rewriter, loc, attnInit.getType(), q, k, v, op.getMask(), op.getBias(),
-      op.getKvLens(), attnInit, op.getScaleAttr(), op.getStructuredMaskAttr(),
+      op.getKvLens(), /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
+      attnInit, op.getScaleAttr(), op.getStructuredMaskAttr(),
       LayoutAttr::get(rewriter.getContext(), Layout::BSHD));
   rewriter.inlineRegionBefore(op.getScoreMod(), attention.getScoreMod(),
                               attention.getScoreMod().end());

@@ -85,6 +85,13 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
   Value qLen = getValueOrCreateConstantIndexOp(rewriter, loc, rowSizes[2]);
   Value kvLen = getValueOrCreateConstantIndexOp(
       rewriter, loc, tensor::getMixedSize(rewriter, loc, k, seqPos));
+  // An attention that is itself a tile keeps its place in the whole problem.
+  SmallVector<Value> offsets(op.getOffsets());
+  if (offsets.empty())
+    offsets.assign(4, zero);
+  SmallVector<Value> extents(op.getExtents());
+  if (extents.empty())
+    extents = {qLen, kvLen};
 
   auto loop = scf::ForOp::create(
       rewriter, loc, zero, kvLen, tile, ValueRange{acc0, max0, sum0},
@@ -97,8 +104,9 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
             sliceDim(b, nl, v, seqPos, kv, size),
             sliceKeys(b, nl, op.getMask(), kv, size),
             sliceKeys(b, nl, op.getBias(), kv, size), op.getKvLens(),
-            ValueRange{zero, zero, zero, kv}, ValueRange{qLen, kvLen},
-            carried[0], carried[1], carried[2], op.getScaleAttr(),
+            ValueRange{offsets[0], offsets[1], offsets[2],
+                       arith::AddIOp::create(b, nl, offsets[3], kv)},
+            extents, carried[0], carried[1], carried[2], op.getScaleAttr(),
             op.getStructuredMaskAttr(), op.getLayoutAttr());
         for (auto [from, to] :
              llvm::zip(op->getRegions(), online->getRegions()))

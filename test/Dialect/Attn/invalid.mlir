@@ -1798,3 +1798,27 @@ func.func @mha_width_overflow(%x: tensor<1x2x8xf32>, %w: tensor<8x?xf32>,
       -> tensor<1x2x8xf32>
   return %0 : tensor<1x2x8xf32>
 }
+
+// -----
+
+func.func @attention_offsets_count(%q: tensor<1x4x8x16xf32>, %i: index)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{expected 4 offsets (b, h, q, kv) or none, got 2}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      offsets(%i, %i : index, index) outs(%q : tensor<1x4x8x16xf32>)
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @attention_extents_count(%q: tensor<1x4x8x16xf32>, %i: index)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{expected 2 extents (Sq, Sk) or none, got 1}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      extents(%i : index) outs(%q : tensor<1x4x8x16xf32>)
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}

@@ -8,7 +8,7 @@
 // CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
 // CHECK-SAME: outs(%{{.*}} : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
 // GENERIC-LABEL: sym_name = "plain"
-// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}> ({
+// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}> ({
 func.func @plain(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>,
                  %v: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
@@ -148,4 +148,22 @@ func.func @mha(%x: tensor<2x16x64xf32>, %y: tensor<2x24x32xf32>,
       outs(%o : tensor<2x16x48xf32>) {num_heads = 4 : i64, num_kv_heads = 2 : i64}
       -> tensor<2x16x48xf32>
   return %0 : tensor<2x16x48xf32>
+}
+
+// A tile of a larger attention says where it sits.
+// CHECK-LABEL: func.func @attention_tile
+// CHECK: attn.attention
+// CHECK-SAME: offsets(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : index, index, index, index)
+// CHECK-SAME: extents(%{{.+}}, %{{.+}} : index, index)
+func.func @attention_tile(%q: tensor<1x4x16x8xf32>, %b: index, %h: index,
+                          %i: index, %sq: index, %sk: index)
+    -> tensor<1x4x16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x16x8xf32>,
+                          tensor<1x4x16x8xf32>, tensor<1x4x16x8xf32>)
+      offsets(%b, %h, %i, %c0 : index, index, index, index)
+      extents(%sq, %sk : index, index)
+      outs(%q : tensor<1x4x16x8xf32>)
+      {structured_mask = #attn.causal<top_left>} -> tensor<1x4x16x8xf32>
+  return %0 : tensor<1x4x16x8xf32>
 }
