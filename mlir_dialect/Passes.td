@@ -114,4 +114,42 @@ def FuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
   ];
 }
 
+def TileAttention : Pass<"attn-tile"> {
+  let summary = "Tile attn.attention over batch, key/value heads and query "
+                "blocks into an scf.forall";
+  let description = [{
+    Splits every `attn.attention` (that is not already a tile) into an
+    `scf.forall` over (batch, key/value head, query block) tiles, each an
+    `attn.attention` on slices of Q, K, V, the output and the mask, bias and
+    kv_lens operands, with `offsets` and `extents` recording its place in the
+    whole problem. A tile of `head-tile-size` key/value heads holds all the
+    query heads that read them (GQA), so K and V are sliced, never copied.
+    With a dynamic group count (Hq / Hkv unknown) heads are not tiled.
+    The loop is parallel: the CPU pipeline runs it on OpenMP threads.
+
+    ```mlir
+    %r = scf.forall (%b, %h, %i) = (0, 0, 0) to (%B, %Hkv, %Sq)
+        step (1, 1, 64) shared_outs(%o = %init) -> (tensor<...>) {
+      %t = attn.attention ins(%q_tile, %k_tile, %v_tile : ...)
+          offsets(%b, %hq, %i, %c0 : ...) extents(%Sq, %Sk : ...)
+          outs(%o_tile : ...) -> ...
+      scf.forall.in_parallel { tensor.parallel_insert_slice %t into %o[...] }
+    }
+    ```
+  }];
+  let options = [
+    Option<"batchTileSize", "batch-tile-size", "int64_t", /*default=*/"1",
+           "Batch entries per tile">,
+    Option<"headTileSize", "head-tile-size", "int64_t", /*default=*/"1",
+           "Key/value heads per tile (with all their query heads)">,
+    Option<"queryTileSize", "query-tile-size", "int64_t", /*default=*/"64",
+           "Queries per tile">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // ATTN_PASSES_TD

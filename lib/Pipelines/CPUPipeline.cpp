@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -22,6 +23,9 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
   // attn -> linalg on tensors.
   if (options.fused) {
+    TileAttentionOptions tile;
+    tile.queryTileSize = options.queryTileSize;
+    pm.addPass(createTileAttention(tile));
     FuseOnlineSoftmaxOptions fuse;
     fuse.kvTileSize = options.kvTileSize;
     pm.addPass(createFuseOnlineSoftmax(fuse));
@@ -44,8 +48,10 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   // A public function returning its argument returns an owned copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // Buffers -> loops, the parallel ones as OpenMP work-sharing loops (the
-  // thread count is libomp's: OMP_NUM_THREADS or omp_set_num_threads).
+  // Buffers -> loops, the parallel ones (the tiles of attn-tile first) as
+  // OpenMP work-sharing loops (the thread count is libomp's:
+  // OMP_NUM_THREADS or omp_set_num_threads).
+  pm.addPass(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());

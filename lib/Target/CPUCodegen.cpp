@@ -252,6 +252,7 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
   pipeline.features = options.features;
   pipeline.fused = options.fused;
   pipeline.kvTileSize = options.kvTileSize;
+  pipeline.queryTileSize = options.queryTileSize;
   buildCPUPipeline(pm, pipeline);
   if (failed(pm.run(module)))
     return failure();

@@ -49,6 +49,7 @@ struct CPUTargetOptions {
   std::string features = "host"; // "+avx2,+fma", or host
   bool fused = false;            // online-softmax loop over key/value tiles
   int64_t kvTileSize = 64;       // keys per tile when fused
+  int64_t queryTileSize = 64;    // queries per parallel tile when fused
 };
 
 /// Lowers a copy of `func` (alone in a new module) with attn-cpu-pipeline,

@@ -11,6 +11,7 @@
 #define ATTN_TRANSFORMS_TRANSFORMS_H
 
 #include "attn/IR/AttnOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::attn {
@@ -38,6 +39,19 @@ FailureOr<Value> decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
 /// attn.finalize_online_attention. Returns the finalize op.
 FailureOr<FinalizeOnlineAttentionOp>
 fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op, int64_t kvTileSize);
+
+/// Tile sizes of tileAttention.
+struct AttentionTileSizes {
+  int64_t batch = 1;
+  int64_t kvHeads = 1; // with all the query heads that read them
+  int64_t queries = 64;
+};
+
+/// Replaces `op` with an scf.forall over (batch, key/value head, query block)
+/// tiles, each an attn.attention on slices with offsets/extents. Fails for
+/// non-positive sizes and for an op that is already a tile.
+FailureOr<scf::ForallOp> tileAttention(RewriterBase &rewriter, AttentionOp op,
+                                       const AttentionTileSizes &sizes);
 
 /// `cpu`, or the name of this machine's CPU when `cpu` is "host".
 std::string resolveHostCPU(StringRef cpu);
