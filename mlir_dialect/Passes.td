@@ -89,6 +89,11 @@ def FuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
     that normalizes once at the end. No [Sq, Sk] tensor is left; after
     `attn-decompose` the largest temporary is [Sq, kv-tile-size] per head.
 
+    Tile skipping: under a band mask (causal in either alignment, sliding
+    window) the loop visits only the keys some query of this attention can
+    see, so on a query tile of `attn-tile` the key tiles the mask hides are
+    never computed (bounds from the tile's `offsets`/`extents`).
+
     ```mlir
     %acc, %max, %sum = scf.for %kv = %c0 to %sk step %c64
         iter_args(%a = %acc0, %m = %max0, %l = %sum0) -> (...) {

@@ -56,6 +56,51 @@ static Value sliceKeys(OpBuilder &b, Location loc, Value value, Value offset,
   return sliceDim(b, loc, value, keyDim, offset, size);
 }
 
+/// The keys [begin, end) of this attention (its own key indices) that its
+/// structured mask can show to any of its queries: queries
+/// [qOffset, qOffset + qLen) of the whole problem against keys
+/// [kvOffset, kvOffset + kvLen). Band masks (causal, sliding window) bound
+/// them; otherwise all keys.
+static std::pair<Value, Value> visibleKeyRange(OpBuilder &b, Location loc,
+                                               StructuredMaskAttrInterface mask,
+                                               ArrayRef<Value> offsets,
+                                               ArrayRef<Value> extents,
+                                               Value qLen, Value kvLen) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  if (!mask)
+    return {zero, kvLen};
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto add = [&](Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y).getResult();
+  };
+  auto sub = [&](Value x, Value y) {
+    return arith::SubIOp::create(b, loc, x, y).getResult();
+  };
+  // A query at whole-problem position i is aligned with key i + shift.
+  auto shiftOf = [&](Alignment alignment) {
+    return alignment == Alignment::BottomRight ? sub(extents[1], extents[0])
+                                               : zero;
+  };
+  Value qFirst = offsets[2], kvFirst = offsets[3];
+  Value qEnd = add(qFirst, qLen); // one past the last query
+  Value begin = zero, end;
+  if (auto causal = dyn_cast<CausalMaskAttr>(mask)) {
+    // Keys up to (last query) + shift.
+    end = sub(add(qEnd, shiftOf(causal.getAlignment())), kvFirst);
+  } else if (auto window = dyn_cast<SlidingWindowMaskAttr>(mask)) {
+    Value shift = shiftOf(window.getAlignment());
+    begin = sub(sub(add(qFirst, shift), index(window.getLeft())), kvFirst);
+    end = sub(add(add(qEnd, shift), index(window.getRight())), kvFirst);
+    begin = arith::MaxSIOp::create(b, loc, begin, zero);
+  } else {
+    return {zero, kvLen};
+  }
+  end = arith::MinSIOp::create(b, loc, end, kvLen);
+  return {begin, end};
+}
+
 FailureOr<FinalizeOnlineAttentionOp>
 mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
                               int64_t kvTileSize) {
@@ -93,11 +138,16 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
   if (extents.empty())
     extents = {qLen, kvLen};
 
+  // Tiles of keys that the structured mask hides from every query of this
+  // attention are never visited.
+  auto [kvBegin, kvEnd] = visibleKeyRange(
+      rewriter, loc, op.getStructuredMaskAttr(), offsets, extents, qLen, kvLen);
+
   auto loop = scf::ForOp::create(
-      rewriter, loc, zero, kvLen, tile, ValueRange{acc0, max0, sum0},
+      rewriter, loc, kvBegin, kvEnd, tile, ValueRange{acc0, max0, sum0},
       [&](OpBuilder &b, Location nl, Value kv, ValueRange carried) {
         // The last tile may be shorter.
-        Value rest = arith::SubIOp::create(b, nl, kvLen, kv);
+        Value rest = arith::SubIOp::create(b, nl, kvEnd, kv);
         Value size = arith::MinSIOp::create(b, nl, tile, rest);
         auto online = OnlineAttentionOp::create(
             b, nl, TypeRange(carried), q, sliceDim(b, nl, k, seqPos, kv, size),

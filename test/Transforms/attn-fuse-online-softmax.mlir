@@ -4,7 +4,9 @@
 
 // The attention becomes a loop over key tiles carrying (acc, max, sum),
 // starting from (0, -inf, 0), with K, V and the key dimension of the mask
-// sliced (the last tile is shorter: min(32, Sk - kv)), and one finalize.
+// sliced (the last tile is shorter: min(32, end - kv)), and one finalize.
+// Under the top-left causal mask no query sees keys 64..79: the loop stops at
+// key 64.
 // CHECK-LABEL: func.func @causal_with_mask
 // CHECK-SAME: (%[[Q:[a-z0-9_]+]]: tensor<1x4x64x16xf32>, %[[K:[a-z0-9_]+]]: tensor<1x2x80x16xf32>, %[[V:[a-z0-9_]+]]: tensor<1x2x80x8xf32>, %[[M:[a-z0-9_]+]]: tensor<64x80xi1>, %[[O:[a-z0-9_]+]]: tensor<1x4x64x8xf16>)
 // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
@@ -16,8 +18,8 @@
 // CHECK: %[[ACC0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x4x64x8xf32>)
 // CHECK: %[[MAX0:.+]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.+}} : tensor<1x4x64xf32>)
 // CHECK: %[[SUM0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x4x64xf32>)
-// CHECK: %[[LOOP:.+]]:3 = scf.for %[[KV:.+]] = %[[C0]] to %[[SK]] step %[[TILE]] iter_args(%[[ACC:.+]] = %[[ACC0]], %[[MAX:.+]] = %[[MAX0]], %[[SUM:.+]] = %[[SUM0]])
-// CHECK: %[[REST:.+]] = arith.subi %[[SK]], %[[KV]] : index
+// CHECK: %[[LOOP:.+]]:3 = scf.for %[[KV:.+]] = %[[C0]] to %[[SQ]] step %[[TILE]] iter_args(%[[ACC:.+]] = %[[ACC0]], %[[MAX:.+]] = %[[MAX0]], %[[SUM:.+]] = %[[SUM0]])
+// CHECK: %[[REST:.+]] = arith.subi %[[SQ]], %[[KV]] : index
 // CHECK: %[[SIZE:.+]] = arith.minsi %[[REST]], %[[TILE]] : index
 // CHECK: %[[KT:.+]] = tensor.extract_slice %[[K]][0, 0, %[[KV]], 0] [1, 2, %[[SIZE]], 16] [1, 1, 1, 1]
 // CHECK: %[[VT:.+]] = tensor.extract_slice %[[V]][0, 0, %[[KV]], 0] [1, 2, %[[SIZE]], 8] [1, 1, 1, 1]
@@ -87,3 +89,36 @@ func.func @bshd_regions(%q: tensor<2x?x4x8xf32>, %k: tensor<2x?x4x8xf32>,
 }
 
 // BADTILE: error: attn-fuse-online-softmax: kv-tile-size must be positive, got 0
+
+// -----
+
+// A query tile [q, q + 16) under a window (left 8, right 2) only visits keys
+// [max(q - 8, 0), min(q + 16 + 2, Sk)): loop bounds, not per-element masks,
+// skip the rest; the tile's offsets carry over to every step.
+// CHECK-LABEL: func.func @window_tile
+// CHECK-SAME: %[[QOFF:[a-z0-9_]+]]: index)
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
+// CHECK-DAG: %[[C18:.+]] = arith.constant 18 : index
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[SK:.+]] = arith.constant 256 : index
+// CHECK-DAG: %[[LO:.+]] = arith.subi %[[QOFF]], %[[C8]] : index
+// CHECK-DAG: %[[HI:.+]] = arith.addi %[[QOFF]], %[[C18]] : index
+// CHECK: %[[BEGIN:.+]] = arith.maxsi %[[LO]], %[[C0]] : index
+// CHECK: %[[END:.+]] = arith.minsi %[[HI]], %[[SK]] : index
+// CHECK: scf.for %[[KV:.+]] = %[[BEGIN]] to %[[END]] step
+// CHECK: attn.online_attention
+// CHECK-SAME: offsets(%{{.+}}, %{{.+}}, %[[QOFF]], %[[KV]] : index, index, index, index)
+func.func @window_tile(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x256x8xf32>,
+                       %o: tensor<1x2x16x8xf32>, %qoff: index)
+    -> tensor<1x2x16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c256 = arith.constant 256 : index
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>,
+                          tensor<1x2x256x8xf32>, tensor<1x2x256x8xf32>)
+      offsets(%c0, %c0, %qoff, %c0 : index, index, index, index)
+      extents(%c256, %c256 : index, index)
+      outs(%o : tensor<1x2x16x8xf32>)
+      {structured_mask = #attn.sliding_window<left = 8, right = 2>}
+      -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}

@@ -51,6 +51,10 @@ static cl::opt<bool>
 static cl::opt<int64_t> kvTileSize("kv-tile-size",
                                    cl::desc("Keys per tile with --fused"),
                                    cl::init(64));
+static cl::opt<int64_t>
+    queryTileSize("query-tile-size",
+                  cl::desc("Queries per parallel tile with --fused"),
+                  cl::init(64));
 static cl::opt<std::string>
     features("features", cl::desc("Target features (+avx2,...), or host"),
              cl::init("host"));
@@ -114,10 +118,12 @@ static llvm::json::Value manifest(const KernelSource &source,
       {"target", target.getValue()},
       {"cpu", resolveHostCPU(cpu)},
       {"features", resolveHostFeatures(features)},
-      {"flags", llvm::json::Object{{"cpu", cpu.getValue()},
-                                   {"features", features.getValue()},
-                                   {"fused", fused.getValue()},
-                                   {"kv_tile_size", kvTileSize.getValue()}}},
+      {"flags",
+       llvm::json::Object{{"cpu", cpu.getValue()},
+                          {"features", features.getValue()},
+                          {"fused", fused.getValue()},
+                          {"kv_tile_size", kvTileSize.getValue()},
+                          {"query_tile_size", queryTileSize.getValue()}}},
       {"abi", "dlpack"},
       {"object", kernelName + ".o"},
       {"header", kernelName + ".h"},
@@ -136,8 +142,8 @@ int main(int argc, char **argv) {
     return usageError("--target nvptx is not implemented yet");
   if (target != "cpu")
     return usageError("unknown --target '" + target + "' (expected cpu)");
-  if (kvTileSize <= 0)
-    return usageError("--kv-tile-size must be positive");
+  if (kvTileSize <= 0 || queryTileSize <= 0)
+    return usageError("--kv-tile-size and --query-tile-size must be positive");
   if (!isCIdentifier(kernelName))
     return usageError("--name '" + kernelName + "' is not a C identifier");
 
@@ -157,10 +163,12 @@ int main(int argc, char **argv) {
     return 1;
 
   // The variant: the kernel as written, plus everything that changes code.
-  std::string identity =
-      printed(source->func) + "\n" + target + "\n" + resolveHostCPU(cpu) +
-      "\n" + resolveHostFeatures(features) + "\n" +
-      (fused ? "fused:" + std::to_string(kvTileSize) : "naive");
+  std::string identity = printed(source->func) + "\n" + target + "\n" +
+                         resolveHostCPU(cpu) + "\n" +
+                         resolveHostFeatures(features) + "\n" +
+                         (fused ? "fused:" + std::to_string(queryTileSize) +
+                                      "x" + std::to_string(kvTileSize)
+                                : "naive");
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(identity),
                                      /*LowerCase=*/true, /*Width=*/16);
 
@@ -169,6 +177,7 @@ int main(int argc, char **argv) {
   options.features = features;
   options.fused = fused;
   options.kvTileSize = kvTileSize;
+  options.queryTileSize = queryTileSize;
   llvm::LLVMContext llvmCtx;
   FailureOr<std::unique_ptr<llvm::Module>> module =
       compileCPUKernel(source->func, kernelName, *signature, options, llvmCtx);

@@ -79,6 +79,10 @@ static cl::opt<bool>
 static cl::opt<int64_t> kvTileSize("kv-tile-size",
                                    cl::desc("Keys per tile with --fused"),
                                    cl::init(64));
+static cl::opt<int64_t>
+    queryTileSize("query-tile-size",
+                  cl::desc("Queries per parallel tile with --fused"),
+                  cl::init(64));
 static cl::opt<std::string> features("features",
                                      cl::desc("Target features, or host"),
                                      cl::init("host"));
@@ -271,8 +275,8 @@ int main(int argc, char **argv) {
   if (threads == 0)
     return usageError("--threads must be positive");
   omp_set_num_threads(static_cast<int>(threads));
-  if (kvTileSize <= 0)
-    return usageError("--kv-tile-size must be positive");
+  if (kvTileSize <= 0 || queryTileSize <= 0)
+    return usageError("--kv-tile-size and --query-tile-size must be positive");
   if (runs == 0)
     return usageError("--runs must be positive");
 
@@ -331,6 +335,7 @@ int main(int argc, char **argv) {
   options.features = features;
   options.fused = fused;
   options.kvTileSize = kvTileSize;
+  options.queryTileSize = queryTileSize;
   auto llvmCtx = std::make_unique<llvm::LLVMContext>();
   StringRef entryName = "attn_run_kernel";
   FailureOr<std::unique_ptr<llvm::Module>> module =
