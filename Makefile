@@ -67,7 +67,8 @@ demo: build
 	  | grep -E "attn\.|linalg\.generic|expand_shape|collapse_shape" | cut -c1-110
 
 # attn against a naive loop nest and OpenBLAS (bench/attn-bench.cpp), e.g.
-# `make bench BENCH_ARGS=--quick` or BENCH_ARGS="--configs 8x512x64 --json".
+# `make bench BENCH_ARGS=--quick`, BENCH_ARGS="--configs 8x512x64 --json", or
+# BENCH_ARGS=--fused for the fused kernel.
 # Debian's OpenBLAS misdetects these CPUs and falls back to SSE3 kernels
 # unless told the core type.
 BENCH_ARGS ?=

@@ -76,6 +76,9 @@ static cl::opt<unsigned>
               cl::init(3), cl::cat(benchCategory));
 static cl::opt<bool> json("json", cl::desc("Also print one JSON line per row"),
                           cl::cat(benchCategory));
+static cl::opt<bool>
+    fused("fused", cl::desc("Benchmark attn's fused (tiled online-softmax) "
+                            "kernel instead of the naive lowering"));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed of the inputs"),
                               cl::init(1), cl::cat(benchCategory));
 static cl::opt<double> tolerance(
@@ -174,6 +177,7 @@ public:
     std::string entryName = llvm::formatv("attn_bench_kernel_{0}", count++);
     auto llvmCtx = std::make_unique<llvm::LLVMContext>();
     CPUTargetOptions options; // host CPU and features, as attn-run
+    options.fused = fused;
     FailureOr<std::unique_ptr<llvm::Module>> module = compileCPUKernel(
         source->func, entryName, *signature, options, *llvmCtx);
     if (failed(module))
@@ -347,6 +351,10 @@ int main(int argc, char **argv) {
       "B=1, fp32, Hq=Hkv=H, Sq=Sk=S; median of {0} runs ({1} when S >= "
       "{2}); GF/s = useful GFLOP/s = 2*H*(D+D)*visible_pairs/time\n",
       baseRuns, std::min(baseRuns, largeRuns.getValue()), kLargeSeqLen);
+  llvm::outs() << "attn kernel: "
+               << (fused ? "fused (tiled online softmax, default tile sizes)"
+                         : "naive (unfused) lowering")
+               << "\n";
   llvm::outs().flush();
 
   AttnCompiler compiler;

@@ -59,8 +59,8 @@ private:
     return getValueOrCreateConstantIndexOp(b, loc, ofr);
   }
   /// Position of the head and sequence dimension in a [B, ?, ?, F] tensor.
-  int64_t headPos() const { return bhsd ? 1 : 2; }
-  int64_t seqPos() const { return bhsd ? 2 : 1; }
+  int64_t headPos() { return getHeadDimPos(op.getLayout()); }
+  int64_t seqPos() { return getSeqDimPos(op.getLayout()); }
 
   /// Splits the head dimension (at `pos`) of `value` into [Hkv, G].
   Value splitHeads(Value value, int64_t pos);

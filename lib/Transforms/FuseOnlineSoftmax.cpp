@@ -109,8 +109,8 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  bool bhsd = op.getLayout() == Layout::BHSD;
-  int64_t headPos = bhsd ? 1 : 2, seqPos = bhsd ? 2 : 1;
+  int64_t headPos = getHeadDimPos(op.getLayout());
+  int64_t seqPos = getSeqDimPos(op.getLayout());
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
 
   // Running statistics: acc in the output's shape, max and sum [B, Hq, Sq].

@@ -97,7 +97,8 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
   bool bhsd = op.getLayout() == Layout::BHSD;
-  int64_t headPos = bhsd ? 1 : 2, seqPos = bhsd ? 2 : 1;
+  int64_t headPos = getHeadDimPos(op.getLayout());
+  int64_t seqPos = getSeqDimPos(op.getLayout());
   Value q = op.getQuery(), k = op.getKey(), v = op.getValue();
   auto dim = [&](Value value, int64_t d) {
     return tensor::getMixedSize(rewriter, loc, value, d);

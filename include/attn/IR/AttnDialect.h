@@ -21,4 +21,15 @@
 #define GET_ATTRDEF_CLASSES
 #include "attn/IR/AttnAttrs.h.inc"
 
+namespace mlir::attn {
+/// Position of the head dimension of a [B, ?, ?, F] tensor in `layout`.
+inline int64_t getHeadDimPos(Layout layout) {
+  return layout == Layout::BHSD ? 1 : 2;
+}
+/// Position of the sequence dimension of a [B, ?, ?, F] tensor in `layout`.
+inline int64_t getSeqDimPos(Layout layout) {
+  return layout == Layout::BHSD ? 2 : 1;
+}
+} // namespace mlir::attn
+
 #endif // ATTN_IR_ATTNDIALECT_H
