@@ -2,7 +2,7 @@
 // over heads), Sq != Sk.
 
 // RUN: attn-run %s --check --json | FileCheck %s
-// RUN: attn-run %s --check --json --fused --kv-tile-size 16 | FileCheck %s
+// RUN: attn-run %s --check --json --fused --query-tile-size 8 --kv-tile-size 16 | FileCheck %s
 // CHECK: check b=3,hq=2,hkv=2,sq=12,sk=20,d=16,dv=16: max abs error {{.*}} ok
 // CHECK: "ok":true
 

@@ -2,7 +2,7 @@
 // keys j < h; checks the indices the region is given.
 
 // RUN: attn-run %s --check --json | FileCheck %s
-// RUN: attn-run %s --check --json --fused --kv-tile-size 16 | FileCheck %s
+// RUN: attn-run %s --check --json --fused --query-tile-size 8 --kv-tile-size 16 | FileCheck %s
 // CHECK: check b=2,hq=4,hkv=2,sq=16,sk=16,d=16,dv=16: max abs error {{.*}} ok
 // CHECK: "ok":true
 
