@@ -82,6 +82,7 @@ private:
     Value cst = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
     return linalg::FillOp::create(b, loc, cst, emptyF32(sizes)).getResult(0);
   }
+  /// A generic whose last `numReductions` loops are reductions.
   Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
                 unsigned numReductions,
                 function_ref<void(OpBuilder &, Location, ValueRange)> body) {
@@ -92,6 +93,13 @@ private:
     return linalg::GenericOp::create(b, loc, init.getType(), inputs, init, maps,
                                      iters, body)
         .getResult(0);
+  }
+  /// Sums may be reassociated and multiply-adds contracted: the order of a
+  /// softmax's sums is not part of its meaning, and LLVM needs this to
+  /// vectorize reductions and form FMAs.
+  arith::FastMathFlagsAttr reassociable() {
+    return arith::FastMathFlagsAttr::get(
+        ctx, arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
   }
   AffineMap loopsMap(unsigned numLoops, ArrayRef<unsigned> loops) {
     SmallVector<AffineExpr> exprs;
@@ -267,9 +275,10 @@ Value AttentionDecomposer<OpTy>::scaledScores() {
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value qv = convertFloat(nb, nl, args[0], f32);
         Value kv = convertFloat(nb, nl, args[1], f32);
-        Value prod = arith::MulFOp::create(nb, nl, qv, kv);
-        linalg::YieldOp::create(
-            nb, nl, ValueRange{arith::AddFOp::create(nb, nl, prod, args[2])});
+        Value prod = arith::MulFOp::create(nb, nl, qv, kv, reassociable());
+        linalg::YieldOp::create(nb, nl,
+                                ValueRange{arith::AddFOp::create(
+                                    nb, nl, prod, args[2], reassociable())});
       });
 }
 
@@ -469,9 +478,10 @@ Value AttentionDecomposer<OpTy>::accumulateRowSum(Value probs, Value init) {
   return generic(probs, init,
                  {b.getMultiDimIdentityMap(n), loopsMap(n, {kB, kHk, kG, kI})},
                  1, [&](OpBuilder &nb, Location nl, ValueRange args) {
-                   linalg::YieldOp::create(nb, nl,
-                                           ValueRange{arith::AddFOp::create(
-                                               nb, nl, args[0], args[1])});
+                   linalg::YieldOp::create(
+                       nb, nl,
+                       ValueRange{arith::AddFOp::create(
+                           nb, nl, args[0], args[1], reassociable())});
                  });
 }
 
@@ -489,9 +499,10 @@ Value AttentionDecomposer<OpTy>::accumulatePV(Value probs, Value init,
                     : loopsMap(kPvLoops, {kB, kHk, kG, kI, kE})},
       1, [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value vv = convertFloat(nb, nl, args[1], f32);
-        Value prod = arith::MulFOp::create(nb, nl, args[0], vv);
-        linalg::YieldOp::create(
-            nb, nl, ValueRange{arith::AddFOp::create(nb, nl, prod, args[2])});
+        Value prod = arith::MulFOp::create(nb, nl, args[0], vv, reassociable());
+        linalg::YieldOp::create(nb, nl,
+                                ValueRange{arith::AddFOp::create(
+                                    nb, nl, prod, args[2], reassociable())});
       });
 }
 

@@ -18,6 +18,9 @@
 // CHECK: %[[Q:.+]] = tensor.expand_shape %[[QA]] {{\[}}[0], [1, 2], [3], [4]] output_shape [2, 2, 4, 16, 32]
 // CHECK: %[[QK:.+]] = linalg.generic {indexing_maps = [#[[$Q]], #[[$K]], #[[$S]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]], %[[KA]] : {{.*}}) outs(%{{.+}} : tensor<2x2x4x16x24xf32>)
 // CHECK: arith.extf
+// Sums may be reassociated and contracted into FMAs, so LLVM vectorizes them.
+// CHECK: %[[QKPROD:.+]] = arith.mulf %{{.+}}, %{{.+}} fastmath<reassoc,contract> : f32
+// CHECK: arith.addf %[[QKPROD]], %{{.+}} fastmath<reassoc,contract> : f32
 // CHECK: %[[MASKED:.+]] = linalg.generic {indexing_maps = [#[[$ID5]], #[[$ID5]]], {{.*}} ins(%[[QK]] :
 // CHECK-DAG: %[[I:.+]] = linalg.index 3 : index
 // CHECK-DAG: %[[J:.+]] = linalg.index 4 : index
