@@ -157,4 +157,38 @@ def TileAttention : Pass<"attn-tile"> {
   ];
 }
 
+def SplitKeyValue : Pass<"attn-split-kv"> {
+  let summary = "Split the keys of a decode-shaped attention across parallel "
+                "partial attentions and merge them (split-K)";
+  let description = [{
+    When an attention has too little (batch x key/value head x query) work to
+    occupy the machine, e.g. decoding one token against a long KV cache with
+    a single key/value head, the key range is split into `splits` parts that
+    run in an `scf.forall`, each an `attn.online_attention` producing partial
+    (acc, max, sum) statistics from a fresh start. The partials are merged
+    exactly: with M the maximum of the partial maxima, acc and sum are the
+    sums of each partial scaled by exp(max_s - M), and
+    `attn.finalize_online_attention` normalizes.
+
+    `splits = 0` decides automatically (static sizes only): split when
+    B x Hkv < `parallelism` and Sq <= 16, into min(8, Sk / min-keys-per-split)
+    parts.
+  }];
+  let options = [
+    Option<"splits", "splits", "int64_t", /*default=*/"0",
+           "Number of key ranges (0: decide automatically)">,
+    Option<"parallelism", "parallelism", "int64_t", /*default=*/"2",
+           "Threads the kernel should keep busy (automatic mode)">,
+    Option<"minKeysPerSplit", "min-keys-per-split", "int64_t",
+           /*default=*/"256", "Fewest keys per range (automatic mode)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 #endif // ATTN_PASSES_TD

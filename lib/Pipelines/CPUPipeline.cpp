@@ -16,6 +16,9 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Threading.h"
+
+#include <algorithm>
 
 using namespace mlir;
 
@@ -23,6 +26,11 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
   // attn -> linalg on tensors.
   if (options.fused) {
+    // Decode shapes split their keys across threads first (split-K).
+    SplitKeyValueOptions split;
+    split.parallelism =
+        std::max<int64_t>(2, llvm::get_physical_cores());
+    pm.addPass(createSplitKeyValue(split));
     TileAttentionOptions tile;
     tile.queryTileSize = options.queryTileSize;
     pm.addPass(createTileAttention(tile));

@@ -7,8 +7,14 @@
 #include "attn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
 
 using namespace mlir;
+using namespace mlir::attn;
 
 Value mlir::attn::convertFloat(OpBuilder &b, Location loc, Value value,
                                Type to) {
@@ -23,4 +29,88 @@ Value mlir::attn::convertFloat(OpBuilder &b, Location loc, Value value,
   if (fromWidth < toWidth)
     return arith::ExtFOp::create(b, loc, to, value);
   return arith::TruncFOp::create(b, loc, to, value);
+}
+
+Value mlir::attn::createFilledF32(OpBuilder &b, Location loc,
+                                  ArrayRef<OpFoldResult> sizes, float value) {
+  Value empty = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
+  Value cst = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  return linalg::FillOp::create(b, loc, cst, empty).getResult(0);
+}
+
+Value mlir::attn::sliceDim(OpBuilder &b, Location loc, Value value, int64_t dim,
+                           Value offset, Value size) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  offsets[dim] = offset;
+  sizes[dim] = size;
+  return tensor::ExtractSliceOp::create(b, loc, value, offsets, sizes, strides);
+}
+
+/// Slices the key dimension of a mask or bias tensor, unless it is broadcast.
+static Value sliceKeys(OpBuilder &b, Location loc, Value value, Value offset,
+                       Value size) {
+  if (!value)
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t keyDim = type.getRank() - 1;
+  if (type.getDimSize(keyDim) == 1)
+    return value;
+  return attn::sliceDim(b, loc, value, keyDim, offset, size);
+}
+
+AttentionPosition mlir::attn::getAttentionPosition(OpBuilder &b, Location loc,
+                                                   AttentionOp op) {
+  AttentionPosition position;
+  position.offsets.assign(op.getOffsets().begin(), op.getOffsets().end());
+  if (position.offsets.empty())
+    position.offsets.assign(4, arith::ConstantIndexOp::create(b, loc, 0));
+  position.extents.assign(op.getExtents().begin(), op.getExtents().end());
+  if (position.extents.empty()) {
+    int64_t seqPos = getSeqDimPos(op.getLayout());
+    for (Value operand : {op.getQuery(), op.getKey()})
+      position.extents.push_back(getValueOrCreateConstantIndexOp(
+          b, loc, tensor::getMixedSize(b, loc, operand, seqPos)));
+  }
+  return position;
+}
+
+SmallVector<Value, 3> mlir::attn::createInitialStatistics(OpBuilder &b,
+                                                          Location loc,
+                                                          AttentionOp op) {
+  // acc in the output's shape; max and sum [B, Hq, Sq] in every layout.
+  Value q = op.getQuery();
+  SmallVector<OpFoldResult> rowSizes = {
+      tensor::getMixedSize(b, loc, q, 0),
+      tensor::getMixedSize(b, loc, q, getHeadDimPos(op.getLayout())),
+      tensor::getMixedSize(b, loc, q, getSeqDimPos(op.getLayout()))};
+  return {createFilledF32(b, loc, tensor::getMixedSizes(b, loc, op.getInit()),
+                          0.0f),
+          createFilledF32(b, loc, rowSizes,
+                          -std::numeric_limits<float>::infinity()),
+          createFilledF32(b, loc, rowSizes, 0.0f)};
+}
+
+OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
+    OpBuilder &b, Location loc, AttentionOp op,
+    const AttentionPosition &position, Value kvStart, Value kvSize,
+    ValueRange statistics) {
+  int64_t seqPos = getSeqDimPos(op.getLayout());
+  const SmallVector<Value, 4> &at = position.offsets;
+  auto online = OnlineAttentionOp::create(
+      b, loc, statistics.getTypes(), op.getQuery(),
+      sliceDim(b, loc, op.getKey(), seqPos, kvStart, kvSize),
+      sliceDim(b, loc, op.getValue(), seqPos, kvStart, kvSize),
+      sliceKeys(b, loc, op.getMask(), kvStart, kvSize),
+      sliceKeys(b, loc, op.getBias(), kvStart, kvSize), op.getKvLens(),
+      ValueRange{at[0], at[1], at[2],
+                 arith::AddIOp::create(b, loc, at[3], kvStart)},
+      position.extents, statistics[0], statistics[1], statistics[2],
+      op.getScaleAttr(), op.getStructuredMaskAttr(), op.getLayoutAttr());
+  for (auto [from, to] : llvm::zip(op->getRegions(), online->getRegions()))
+    if (!from.empty())
+      b.cloneRegionBefore(from, to, to.end());
+  return online;
 }

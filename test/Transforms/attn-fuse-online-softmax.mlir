@@ -1,4 +1,4 @@
-// RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --canonicalize --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --canonicalize --cse --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --attn-decompose --canonicalize --split-input-file | FileCheck %s --check-prefix=LOWERED
 // RUN: not attn-opt %s --attn-fuse-online-softmax="kv-tile-size=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
 

@@ -53,6 +53,11 @@ struct AttentionTileSizes {
 FailureOr<scf::ForallOp> tileAttention(RewriterBase &rewriter, AttentionOp op,
                                        const AttentionTileSizes &sizes);
 
+/// Replaces `op` with `splits` parallel online_attention ops over key ranges
+/// and an exact merge of their partial statistics. Returns the finalize op.
+FailureOr<FinalizeOnlineAttentionOp>
+splitKeyValue(RewriterBase &rewriter, AttentionOp op, int64_t splits);
+
 /// `cpu`, or the name of this machine's CPU when `cpu` is "host".
 std::string resolveHostCPU(StringRef cpu);
 /// `features`, or this machine's CPU features ("+avx2,-avx512f,...") when

@@ -7,6 +7,8 @@
 #ifndef ATTN_TRANSFORMS_UTILS_H
 #define ATTN_TRANSFORMS_UTILS_H
 
+#include "attn/IR/AttnOps.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace mlir::attn {
@@ -14,6 +16,37 @@ namespace mlir::attn {
 /// Converts a float scalar to the float type `to`: extf when widening, truncf
 /// when narrowing, through f32 between two 16-bit types.
 Value convertFloat(OpBuilder &b, Location loc, Value value, Type to);
+
+/// A tensor of `sizes` f32 elements, all `value`.
+Value createFilledF32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                      float value);
+
+/// Slices `size` positions from `offset` out of dimension `dim` of `value`.
+Value sliceDim(OpBuilder &b, Location loc, Value value, int64_t dim,
+               Value offset, Value size);
+
+/// Where `op` sits in the whole problem: its offsets (b, h, q, kv), all 0 when
+/// it is not a tile, and the whole (Sq, Sk).
+struct AttentionPosition {
+  SmallVector<Value, 4> offsets;
+  SmallVector<Value, 2> extents;
+};
+AttentionPosition getAttentionPosition(OpBuilder &b, Location loc,
+                                       AttentionOp op);
+
+/// Running statistics (acc, max, sum) of online attention for `op` before any
+/// key: (0, -inf, 0).
+SmallVector<Value, 3> createInitialStatistics(OpBuilder &b, Location loc,
+                                              AttentionOp op);
+
+/// One online_attention step of `op` over its keys [kvStart, kvStart +
+/// kvSize): K, V and the key dimension of mask and bias sliced, positions
+/// made whole-problem, regions cloned; folds into `statistics`.
+OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
+                                            AttentionOp op,
+                                            const AttentionPosition &position,
+                                            Value kvStart, Value kvSize,
+                                            ValueRange statistics);
 
 } // namespace mlir::attn
 

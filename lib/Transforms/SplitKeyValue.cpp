@@ -1,0 +1,209 @@
+//===- SplitKeyValue.cpp - split-K attention for decode -------------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/IR/AttnOps.h"
+#include "attn/Transforms/Passes.h"
+#include "attn/Transforms/Transforms.h"
+#include "attn/Transforms/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_SPLITKEYVALUE
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// A tensor like `like` with a leading dimension of `splits`.
+static Value emptyWithSplits(OpBuilder &b, Location loc, Value like,
+                             Value splits) {
+  SmallVector<OpFoldResult> sizes = {splits};
+  llvm::append_range(sizes, tensor::getMixedSizes(b, loc, like));
+  return tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
+}
+
+/// exp(partial max - merged max), or 0 where every key was hidden.
+static Value mergeWeight(OpBuilder &b, Location loc, Value partialMax,
+                         Value mergedMax) {
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value e = math::ExpOp::create(
+      b, loc, arith::SubFOp::create(b, loc, partialMax, mergedMax));
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                      mergedMax, negInf);
+  return arith::SelectOp::create(b, loc, empty, zero, e);
+}
+
+FailureOr<FinalizeOnlineAttentionOp>
+mlir::attn::splitKeyValue(RewriterBase &rewriter, AttentionOp op,
+                          int64_t splits) {
+  if (splits < 2)
+    return rewriter.notifyMatchFailure(op, "fewer than 2 splits");
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = op.getContext();
+  Value kvLen = getValueOrCreateConstantIndexOp(
+      rewriter, loc,
+      tensor::getMixedSize(rewriter, loc, op.getKey(),
+                           getSeqDimPos(op.getLayout())));
+  Value numSplits = arith::ConstantIndexOp::create(rewriter, loc, splits);
+  Value chunk = arith::CeilDivUIOp::create(rewriter, loc, kvLen, numSplits);
+  AttentionPosition position = getAttentionPosition(rewriter, loc, op);
+
+  // Partial (acc, max, sum) per key range, side by side along a new
+  // leading dimension.
+  SmallVector<Value, 3> shapes = createInitialStatistics(rewriter, loc, op);
+  SmallVector<Value> partialInits;
+  for (Value like : shapes)
+    partialInits.push_back(emptyWithSplits(rewriter, loc, like, numSplits));
+  auto forall = scf::ForallOp::create(
+      rewriter, loc, ArrayRef<OpFoldResult>{numSplits}, partialInits,
+      /*mapping=*/std::nullopt);
+  rewriter.setInsertionPoint(forall.getTerminator());
+  Value split = forall.getInductionVars().front();
+  Value start = arith::MulIOp::create(rewriter, loc, split, chunk);
+  Value end = arith::MinUIOp::create(
+      rewriter, loc, arith::AddIOp::create(rewriter, loc, start, chunk), kvLen);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value size = arith::MaxSIOp::create(
+      rewriter, loc, arith::SubIOp::create(rewriter, loc, end, start), zero);
+  OnlineAttentionOp step =
+      createOnlineAttentionStep(rewriter, loc, op, position, start, size,
+                                createInitialStatistics(rewriter, loc, op));
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  for (auto [result, shared] :
+       llvm::zip(step.getResults(), forall.getRegionIterArgs())) {
+    auto type = cast<RankedTensorType>(result.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank() + 1,
+                                      rewriter.getIndexAttr(0));
+    offsets[0] = split;
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
+    llvm::append_range(sizes, tensor::getMixedSizes(rewriter, loc, result));
+    SmallVector<OpFoldResult> strides(type.getRank() + 1,
+                                      rewriter.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, result, shared,
+                                          offsets, sizes, strides);
+  }
+  rewriter.setInsertionPointAfter(forall);
+  Value accParts = forall.getResult(0), maxParts = forall.getResult(1),
+        sumParts = forall.getResult(2);
+
+  // The merge: M = max_s max_s; acc and sum are sums of the partials scaled
+  // by exp(max_s - M). Loops: the statistic's own dimensions, then s.
+  AffineExpr d0, d1, d2, d3, d4;
+  bindDims(ctx, d0, d1, d2, d3, d4);
+  auto map = [&](unsigned numDims, ArrayRef<AffineExpr> exprs) {
+    return AffineMap::get(numDims, 0, exprs, ctx);
+  };
+  SmallVector<utils::IteratorType> rowIters(3, utils::IteratorType::parallel);
+  rowIters.push_back(utils::IteratorType::reduction);
+  auto rowGeneric = [&](ValueRange inputs, ArrayRef<AffineMap> maps, Value init,
+                        auto body) {
+    return linalg::GenericOp::create(rewriter, loc, init.getType(), inputs,
+                                     init, maps, rowIters, body)
+        .getResult(0);
+  };
+  AffineMap rowPart = map(4, {d3, d0, d1, d2}), row = map(4, {d0, d1, d2});
+  Value mergedMax = rowGeneric(
+      maxParts, {rowPart, row},
+      createFilledF32(rewriter, loc,
+                      tensor::getMixedSizes(rewriter, loc, shapes[1]),
+                      -std::numeric_limits<float>::infinity()),
+      [](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(
+            b, l,
+            ValueRange{arith::MaximumFOp::create(b, l, args[0], args[1])});
+      });
+  auto weightedSum = [](OpBuilder &b, Location l, ValueRange args) {
+    // args: partial value, partial max, merged max, accumulator.
+    Value w = mergeWeight(b, l, args[1], args[2]);
+    Value term = arith::MulFOp::create(b, l, w, args[0]);
+    linalg::YieldOp::create(
+        b, l, ValueRange{arith::AddFOp::create(b, l, term, args[3])});
+  };
+  Value sum = rowGeneric(
+      {sumParts, maxParts, mergedMax}, {rowPart, rowPart, row, row},
+      createFilledF32(rewriter, loc,
+                      tensor::getMixedSizes(rewriter, loc, shapes[2]), 0.0f),
+      weightedSum);
+
+  // acc is [B, H, S, Dv] or [B, S, H, Dv]; its rows are [B, H, S].
+  bool bhsd = op.getLayout() == Layout::BHSD;
+  AffineMap accRowPart =
+      bhsd ? map(5, {d4, d0, d1, d2}) : map(5, {d4, d0, d2, d1});
+  AffineMap accRow = bhsd ? map(5, {d0, d1, d2}) : map(5, {d0, d2, d1});
+  SmallVector<utils::IteratorType> accIters(4, utils::IteratorType::parallel);
+  accIters.push_back(utils::IteratorType::reduction);
+  Value acc = linalg::GenericOp::create(
+                  rewriter, loc, shapes[0].getType(),
+                  ValueRange{accParts, maxParts, mergedMax},
+                  createFilledF32(
+                      rewriter, loc,
+                      tensor::getMixedSizes(rewriter, loc, shapes[0]), 0.0f),
+                  ArrayRef<AffineMap>{map(5, {d4, d0, d1, d2, d3}), accRowPart,
+                                      accRow, map(5, {d0, d1, d2, d3})},
+                  accIters, weightedSum)
+                  .getResult(0);
+
+  auto finalize = FinalizeOnlineAttentionOp::create(
+      rewriter, loc, op.getInit().getType(), acc, sum, op.getInit(),
+      op.getLayoutAttr());
+  rewriter.replaceOp(op, finalize.getResult());
+  return finalize;
+}
+
+namespace {
+struct SplitKeyValuePass : attn::impl::SplitKeyValueBase<SplitKeyValuePass> {
+  using Base::Base;
+
+  /// The automatic choice: split a decode-shaped attention whose (batch x
+  /// key/value head) tiles cannot keep `parallelism` threads busy.
+  int64_t chooseSplits(AttentionOp op) {
+    if (!op.getOffsets().empty())
+      return 0;
+    auto qType = cast<ShapedType>(op.getQuery().getType());
+    auto kType = cast<ShapedType>(op.getKey().getType());
+    if (!qType.hasStaticShape() || !kType.hasStaticShape())
+      return 0;
+    int64_t batch = qType.getDimSize(0);
+    int64_t kvHeads = kType.getDimSize(getHeadDimPos(op.getLayout()));
+    int64_t qLen = qType.getDimSize(getSeqDimPos(op.getLayout()));
+    int64_t kvLen = kType.getDimSize(getSeqDimPos(op.getLayout()));
+    if (batch * kvHeads >= parallelism || qLen > 16 ||
+        kvLen < 2 * minKeysPerSplit)
+      return 0;
+    return std::min<int64_t>(8, kvLen / minKeysPerSplit);
+  }
+
+  void runOnOperation() override {
+    if (splits < 0 || parallelism <= 0 || minKeysPerSplit <= 0) {
+      getOperation()->emitError()
+          << "attn-split-kv: splits must be >= 0, parallelism and "
+             "min-keys-per-split > 0";
+      return signalPassFailure();
+    }
+    IRRewriter rewriter(&getContext());
+    SmallVector<AttentionOp> ops;
+    getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
+    for (AttentionOp op : ops) {
+      int64_t n = splits ? static_cast<int64_t>(splits) : chooseSplits(op);
+      if (n >= 2)
+        (void)splitKeyValue(rewriter, op, n);
+    }
+  }
+};
+} // namespace
