@@ -66,14 +66,28 @@ demo: build
 	@$(ATTN_OPT) examples/gqa_causal_mha.mlir --attn-expand-mha --canonicalize \
 	  | grep -E "attn\.|linalg\.generic|expand_shape|collapse_shape" | cut -c1-110
 
-# attn against a naive loop nest and OpenBLAS (bench/attn-bench.cpp), e.g.
-# `make bench BENCH_ARGS=--quick`, BENCH_ARGS="--configs 8x512x64 --json", or
-# BENCH_ARGS=--fused for the fused kernel.
-# Debian's OpenBLAS misdetects these CPUs and falls back to SSE3 kernels
-# unless told the core type.
+# attn against a naive loop nest, OpenBLAS and ONNX Runtime
+# (bench/attn-bench.cpp), e.g. `make bench BENCH_ARGS=--quick`,
+# BENCH_ARGS="--configs 8x512x64 --json", or BENCH_ARGS=--fused for the fused
+# kernel. Debian's OpenBLAS misdetects these CPUs and falls back to SSE3
+# kernels unless told the core type. ONNX Runtime comes from npm
+# (onnxruntime-node, its CPU binary only: --ignore-scripts) into build/ort;
+# without node/npm the bench runs without that peer.
 BENCH_ARGS ?=
+ORT_DIR    := $(BUILD_DIR)/ort
+ORT_VERSION := 1.30.0
+$(ORT_DIR)/node_modules/onnxruntime-node/package.json:
+	@mkdir -p $(ORT_DIR)
+	-cd $(ORT_DIR) && npm install --silent --no-save --ignore-scripts \
+	  onnxruntime-node@$(ORT_VERSION)
+
 bench: build
-	OPENBLAS_CORETYPE=SkylakeX $(BUILD_DIR)/bin/attn-bench $(BENCH_ARGS)
+	@if command -v npm >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory $(ORT_DIR)/node_modules/onnxruntime-node/package.json; fi
+	@ort=""; [ -f $(ORT_DIR)/node_modules/onnxruntime-node/package.json ] && \
+	  ort="--ort $(CURDIR)/bench/ort-peer.mjs"; \
+	NODE_PATH=$(CURDIR)/$(ORT_DIR)/node_modules OPENBLAS_CORETYPE=SkylakeX \
+	  $(BUILD_DIR)/bin/attn-bench $$ort $(BENCH_ARGS)
 
 # Regenerates the op and pass reference under docs/ from the TableGen sources.
 docs: configure

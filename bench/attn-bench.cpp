@@ -41,6 +41,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -76,6 +77,11 @@ static cl::opt<unsigned>
               cl::init(3), cl::cat(benchCategory));
 static cl::opt<bool> json("json", cl::desc("Also print one JSON line per row"),
                           cl::cat(benchCategory));
+static cl::opt<std::string> ortScript(
+    "ort",
+    cl::desc("Also time ONNX Runtime's MultiHeadAttention with this node "
+             "script (bench/ort-peer.mjs; onnxruntime-node on NODE_PATH)"),
+    cl::init(""));
 static cl::opt<bool>
     fused("fused", cl::desc("Benchmark attn's fused (tiled online-softmax) "
                             "kernel instead of the naive lowering"));
@@ -234,8 +240,42 @@ struct Row {
   unsigned threads, runs;
   double attnMs, naiveMs, blasMs;
   double naiveDiff, blasDiff;
+  std::optional<double> ortMs; // with --ort
 };
 } // namespace
+
+/// ONNX Runtime's median time for `c` through the node script of --ort, or
+/// nothing (with a warning) when it cannot run.
+static std::optional<double> timeOrt(const Config &c, bool causal,
+                                     unsigned threads, unsigned runs) {
+  std::string command = llvm::formatv("node '{0}' {1} {2} {3} {4} {5} {6} 2>&1",
+                                      ortScript.getValue(), c.heads, c.seqLen,
+                                      c.headDim, causal ? 1 : 0, threads, runs);
+  FILE *pipe = popen(command.c_str(), "r");
+  if (!pipe)
+    return std::nullopt;
+  std::string output;
+  char buffer[512];
+  while (fgets(buffer, sizeof(buffer), pipe))
+    output += buffer;
+  int status = pclose(pipe);
+  StringRef line = StringRef(output).trim().rsplit('\n').second;
+  if (line.empty())
+    line = StringRef(output).trim();
+  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(line);
+  std::optional<double> ms;
+  if (parsed)
+    if (const llvm::json::Object *object = parsed->getAsObject())
+      ms = object->getNumber("ms");
+  if (!parsed)
+    llvm::consumeError(parsed.takeError());
+  if (status != 0 || !ms) {
+    llvm::errs() << "attn-bench: warning: the ONNX Runtime peer failed: "
+                 << StringRef(output).trim() << "\n";
+    return std::nullopt;
+  }
+  return ms;
+}
 
 static double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
@@ -439,13 +479,18 @@ int main(int argc, char **argv) {
         setBlasThreads(t);
         // Large problems run for seconds: the check above warmed them up.
         bool warmUp = !large;
-        Row row{c, causal, t, configRuns, 0, 0, 0, naiveDiff, blasDiff};
+        Row row{c, causal, t,         configRuns, 0,
+                0, 0,      naiveDiff, blasDiff,   std::nullopt};
         quiesce();
         row.attnMs = medianMs(runAttn, configRuns, warmUp);
         quiesce();
         row.naiveMs = medianMs(runNaive, configRuns, warmUp);
         quiesce();
         row.blasMs = medianMs(runBlas, configRuns, warmUp);
+        if (!ortScript.empty()) {
+          quiesce();
+          row.ortMs = timeOrt(c, causal, t, configRuns);
+        }
         rows.push_back(row);
 
         if (!printedHeader) {
@@ -467,6 +512,12 @@ int main(int argc, char **argv) {
             llvm::formatv("{0:f2}", gflops(c, causal, row.blasMs)),
             llvm::formatv("{0:f3}", row.naiveMs / row.attnMs),
             llvm::formatv("{0:f3}", row.blasMs / row.attnMs));
+        if (row.ortMs)
+          llvm::outs() << llvm::formatv(
+              "{0,-12} {1,-6} {2,3}      ort (com.microsoft.MultiHeadAttention"
+              "): {3:f2} ms, {4:f2} GF/s, attn speedup {5:f3}\n",
+              "", "", "", *row.ortMs, gflops(c, causal, *row.ortMs),
+              *row.ortMs / row.attnMs);
         llvm::outs().flush();
         llvm::errs() << llvm::formatv("[{0,7:f1}s] {1} {2} threads={3} done\n",
                                       secondsSince(benchStart), c.name(),
@@ -499,6 +550,11 @@ int main(int argc, char **argv) {
           {"max_abs_diff_naive", row.naiveDiff},
           {"max_abs_diff_blas", row.blasDiff},
       };
+      if (row.ortMs) {
+        object["ort_ms"] = *row.ortMs;
+        object["ort_gflops"] = gflops(c, row.causal, *row.ortMs);
+        object["attn_speedup_vs_ort"] = *row.ortMs / row.attnMs;
+      }
       llvm::outs() << llvm::json::Value(std::move(object)) << "\n";
     }
   }
