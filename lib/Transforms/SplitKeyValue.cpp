@@ -84,9 +84,9 @@ mlir::attn::splitKeyValue(RewriterBase &rewriter, AttentionOp op,
   OnlineAttentionOp step =
       createOnlineAttentionStep(rewriter, loc, op, position, start, size,
                                 createInitialStatistics(rewriter, loc, op));
-  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
   for (auto [result, shared] :
        llvm::zip(step.getResults(), forall.getRegionIterArgs())) {
+    // Sizes first: in_parallel holds nothing but the inserts.
     auto type = cast<RankedTensorType>(result.getType());
     SmallVector<OpFoldResult> offsets(type.getRank() + 1,
                                       rewriter.getIndexAttr(0));
@@ -95,6 +95,8 @@ mlir::attn::splitKeyValue(RewriterBase &rewriter, AttentionOp op,
     llvm::append_range(sizes, tensor::getMixedSizes(rewriter, loc, result));
     SmallVector<OpFoldResult> strides(type.getRank() + 1,
                                       rewriter.getIndexAttr(1));
+    OpBuilder::InsertionGuard insertGuard(rewriter);
+    rewriter.setInsertionPointToEnd(forall.getTerminator().getBody());
     tensor::ParallelInsertSliceOp::create(rewriter, loc, result, shared,
                                           offsets, sizes, strides);
   }

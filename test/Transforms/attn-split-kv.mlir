@@ -55,3 +55,26 @@ func.func @prefill(%q: tensor<1x8x512x64xf32>, %k: tensor<1x1x1000x64xf32>,
 }
 
 // BAD: error: attn-split-kv: splits must be >= 0, parallelism and min-keys-per-split > 0
+
+// -----
+
+// Dynamic sizes: the partial tensors take their sizes from the operands, and
+// the in_parallel block holds nothing but the inserts (this used to put
+// tensor.dim ops inside it).
+// CHECK-LABEL: func.func @dynamic_decode
+// CHECK: scf.forall (%{{.+}}) in (4) shared_outs({{.*}}) -> (tensor<4x?x8x1x16xf32>, tensor<4x?x8x1xf32>, tensor<4x?x8x1xf32>)
+// CHECK: scf.forall.in_parallel {
+// CHECK-NEXT: tensor.parallel_insert_slice
+// CHECK-NEXT: tensor.parallel_insert_slice
+// CHECK-NEXT: tensor.parallel_insert_slice
+// CHECK-NEXT: }
+// AUTO-LABEL: func.func @dynamic_decode
+// AUTO-NOT: scf.forall
+func.func @dynamic_decode(%q: tensor<?x8x1x16xf32>, %k: tensor<?x1x?x16xf32>,
+                          %o: tensor<?x8x1x16xf32>) -> tensor<?x8x1x16xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<?x8x1x16xf32>,
+                          tensor<?x1x?x16xf32>, tensor<?x1x?x16xf32>)
+      outs(%o : tensor<?x8x1x16xf32>)
+      {structured_mask = #attn.causal<bottom_right>} -> tensor<?x8x1x16xf32>
+  return %0 : tensor<?x8x1x16xf32>
+}
