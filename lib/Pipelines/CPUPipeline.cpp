@@ -28,8 +28,7 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   if (options.fused) {
     // Decode shapes split their keys across threads first (split-K).
     SplitKeyValueOptions split;
-    split.parallelism =
-        std::max<int64_t>(2, llvm::get_physical_cores());
+    split.parallelism = std::max<int64_t>(2, llvm::get_physical_cores());
     pm.addPass(createSplitKeyValue(split));
     TileAttentionOptions tile;
     tile.queryTileSize = options.queryTileSize;

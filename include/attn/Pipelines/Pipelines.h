@@ -25,9 +25,10 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init("host")};
   PassOptions::Option<bool> fused{
       *this, "fused",
-      llvm::cl::desc("Tile (attn-tile) and fuse the softmax into an online loop "
-                     "over key/value tiles (attn-fuse-online-softmax) instead "
-                     "of the naive lowering"),
+      llvm::cl::desc(
+          "Tile (attn-tile) and fuse the softmax into an online loop "
+          "over key/value tiles (attn-fuse-online-softmax) instead "
+          "of the naive lowering"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> kvTileSize{
       *this, "kv-tile-size", llvm::cl::desc("Keys per tile of the fused loop"),
