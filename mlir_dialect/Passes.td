@@ -92,7 +92,10 @@ def FuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
     Tile skipping: under a band mask (causal in either alignment, sliding
     window) the loop visits only the keys some query of this attention can
     see, so on a query tile of `attn-tile` the key tiles the mask hides are
-    never computed (bounds from the tile's `offsets`/`extents`).
+    never computed (bounds from the tile's `offsets`/`extents`), and a key
+    tile the band shows completely to every query runs a step without the
+    structured mask (`scf.if`): only tiles on the band's edge test it per
+    element.
 
     ```mlir
     %acc, %max, %sum = scf.for %kv = %c0 to %sk step %c64

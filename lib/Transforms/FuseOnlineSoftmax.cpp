@@ -70,6 +70,49 @@ static std::pair<Value, Value> visibleKeyRange(OpBuilder &b, Location loc,
   return {begin, end};
 }
 
+/// Whether the structured mask shows every key of [kvStart, kvStart +
+/// kvSize) to every query of this attention, so the step needs no per-element
+/// structured masking. Null when there is no band mask to decide on.
+static Value isTileFullyVisible(OpBuilder &b, Location loc,
+                                StructuredMaskAttrInterface mask,
+                                const AttentionPosition &position, Value qLen,
+                                Value kvStart, Value kvSize) {
+  auto causal = dyn_cast_or_null<CausalMaskAttr>(mask);
+  auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask);
+  if (!causal && !window)
+    return Value();
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  auto add = [&](Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y).getResult();
+  };
+  auto sub = [&](Value x, Value y) {
+    return arith::SubIOp::create(b, loc, x, y).getResult();
+  };
+  auto sle = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
+        .getResult();
+  };
+  Alignment alignment = causal ? causal.getAlignment() : window.getAlignment();
+  Value shift = alignment == Alignment::BottomRight
+                    ? sub(position.extents[1], position.extents[0])
+                    : index(0);
+  // Whole-problem positions of the first query, the last query, the first
+  // key and the last key.
+  Value firstQuery = add(position.offsets[2], shift);
+  Value lastQuery = sub(add(firstQuery, qLen), index(1));
+  Value firstKey = add(position.offsets[3], kvStart);
+  Value lastKey = sub(add(firstKey, kvSize), index(1));
+  // The first query sees up to its position (+ right); the last query down
+  // to its position - left.
+  if (causal)
+    return sle(lastKey, firstQuery);
+  Value right = sle(lastKey, add(firstQuery, index(window.getRight())));
+  Value left = sle(sub(lastQuery, index(window.getLeft())), firstKey);
+  return arith::AndIOp::create(b, loc, left, right);
+}
+
 FailureOr<FinalizeOnlineAttentionOp>
 mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
                               int64_t kvTileSize) {
@@ -102,9 +145,24 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
         // The last tile may be shorter.
         Value rest = arith::SubIOp::create(b, nl, kvEnd, kv);
         Value size = arith::MinSIOp::create(b, nl, tile, rest);
-        OnlineAttentionOp online =
-            createOnlineAttentionStep(b, nl, op, position, kv, size, carried);
-        scf::YieldOp::create(b, nl, online.getResults());
+        OnlineStepOperands operands =
+            sliceOnlineStep(b, nl, op, position, kv, size);
+        auto step = [&](OpBuilder &sb, Location sl, bool masked) {
+          OnlineAttentionOp online = createOnlineAttentionStep(
+              sb, sl, op, position, operands, carried, masked);
+          scf::YieldOp::create(sb, sl, online.getResults());
+        };
+        // Tiles the band mask fully shows skip its per-element test; only
+        // the tiles on the band's edge apply it.
+        Value full = isTileFullyVisible(b, nl, op.getStructuredMaskAttr(),
+                                        position, qLen, kv, size);
+        if (!full)
+          return step(b, nl, /*masked=*/true);
+        auto branch = scf::IfOp::create(
+            b, nl, full,
+            [&](OpBuilder &tb, Location tl) { step(tb, tl, false); },
+            [&](OpBuilder &eb, Location el) { step(eb, el, true); });
+        scf::YieldOp::create(b, nl, branch.getResults());
       });
 
   auto finalize = FinalizeOnlineAttentionOp::create(

@@ -81,9 +81,10 @@ mlir::attn::splitKeyValue(RewriterBase &rewriter, AttentionOp op,
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value size = arith::MaxSIOp::create(
       rewriter, loc, arith::SubIOp::create(rewriter, loc, end, start), zero);
-  OnlineAttentionOp step =
-      createOnlineAttentionStep(rewriter, loc, op, position, start, size,
-                                createInitialStatistics(rewriter, loc, op));
+  OnlineAttentionOp step = createOnlineAttentionStep(
+      rewriter, loc, op, position,
+      sliceOnlineStep(rewriter, loc, op, position, start, size),
+      createInitialStatistics(rewriter, loc, op));
   for (auto [result, shared] :
        llvm::zip(step.getResults(), forall.getRegionIterArgs())) {
     // Sizes first: in_parallel holds nothing but the inserts.

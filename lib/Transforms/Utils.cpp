@@ -93,22 +93,34 @@ SmallVector<Value, 3> mlir::attn::createInitialStatistics(OpBuilder &b,
           createFilledF32(b, loc, rowSizes, 0.0f)};
 }
 
-OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
-    OpBuilder &b, Location loc, AttentionOp op,
-    const AttentionPosition &position, Value kvStart, Value kvSize,
-    ValueRange statistics) {
+OnlineStepOperands
+mlir::attn::sliceOnlineStep(OpBuilder &b, Location loc, AttentionOp op,
+                            const AttentionPosition &position, Value kvStart,
+                            Value kvSize) {
   int64_t seqPos = getSeqDimPos(op.getLayout());
   const SmallVector<Value, 4> &at = position.offsets;
+  OnlineStepOperands operands;
+  operands.key = sliceDim(b, loc, op.getKey(), seqPos, kvStart, kvSize);
+  operands.value = sliceDim(b, loc, op.getValue(), seqPos, kvStart, kvSize);
+  operands.mask = sliceKeys(b, loc, op.getMask(), kvStart, kvSize);
+  operands.bias = sliceKeys(b, loc, op.getBias(), kvStart, kvSize);
+  operands.offsets = {at[0], at[1], at[2],
+                      arith::AddIOp::create(b, loc, at[3], kvStart)};
+  return operands;
+}
+
+OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
+    OpBuilder &b, Location loc, AttentionOp op,
+    const AttentionPosition &position, const OnlineStepOperands &operands,
+    ValueRange statistics, bool withStructuredMask) {
   auto online = OnlineAttentionOp::create(
-      b, loc, statistics.getTypes(), op.getQuery(),
-      sliceDim(b, loc, op.getKey(), seqPos, kvStart, kvSize),
-      sliceDim(b, loc, op.getValue(), seqPos, kvStart, kvSize),
-      sliceKeys(b, loc, op.getMask(), kvStart, kvSize),
-      sliceKeys(b, loc, op.getBias(), kvStart, kvSize), op.getKvLens(),
-      ValueRange{at[0], at[1], at[2],
-                 arith::AddIOp::create(b, loc, at[3], kvStart)},
-      position.extents, statistics[0], statistics[1], statistics[2],
-      op.getScaleAttr(), op.getStructuredMaskAttr(), op.getLayoutAttr());
+      b, loc, statistics.getTypes(), op.getQuery(), operands.key,
+      operands.value, operands.mask, operands.bias, op.getKvLens(),
+      operands.offsets, position.extents, statistics[0], statistics[1],
+      statistics[2], op.getScaleAttr(),
+      withStructuredMask ? op.getStructuredMaskAttr()
+                         : StructuredMaskAttrInterface(),
+      op.getLayoutAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), online->getRegions()))
     if (!from.empty())
       b.cloneRegionBefore(from, to, to.end());

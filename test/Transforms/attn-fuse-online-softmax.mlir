@@ -24,13 +24,25 @@
 // CHECK: %[[KT:.+]] = tensor.extract_slice %[[K]][0, 0, %[[KV]], 0] [1, 2, %[[SIZE]], 16] [1, 1, 1, 1]
 // CHECK: %[[VT:.+]] = tensor.extract_slice %[[V]][0, 0, %[[KV]], 0] [1, 2, %[[SIZE]], 8] [1, 1, 1, 1]
 // CHECK: %[[MT:.+]] = tensor.extract_slice %[[M]][0, %[[KV]]] [64, %[[SIZE]]] [1, 1]
-// CHECK: %[[ACCN:.+]], %[[MAXN:.+]], %[[SUMN:.+]] = attn.online_attention ins(%[[Q]], %[[KT]], %[[VT]] : tensor<1x4x64x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32>)
+// A tile whose last key the first query already sees (kv + size - 1 <= 0
+// here) is fully visible: its step drops the structured mask; the others
+// keep it.
+// CHECK: %[[END:.+]] = arith.addi %[[KV]], %[[SIZE]] : index
+// CHECK: %[[LAST:.+]] = arith.subi %[[END]], %{{.+}} : index
+// CHECK: %[[FULL:.+]] = arith.cmpi sle, %[[LAST]], %[[C0]] : index
+// CHECK: %[[STEP:.+]]:3 = scf.if %[[FULL]]
+// CHECK: %[[ACCF:.+]], %[[MAXF:.+]], %[[SUMF:.+]] = attn.online_attention ins(%[[Q]], %[[KT]], %[[VT]] : tensor<1x4x64x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x8xf32>)
 // CHECK-SAME: mask(%[[MT]] : tensor<64x?xi1>)
 // CHECK-SAME: offsets(%[[C0]], %[[C0]], %[[C0]], %[[KV]] : index, index, index, index)
 // CHECK-SAME: extents(%[[SQ]], %[[SK]] : index, index)
 // CHECK-SAME: outs(%[[ACC]], %[[MAX]], %[[SUM]] :
+// CHECK-NOT: structured_mask
+// CHECK-SAME: -> tensor<1x4x64x8xf32>, tensor<1x4x64xf32>, tensor<1x4x64xf32>
+// CHECK: scf.yield %[[ACCF]], %[[MAXF]], %[[SUMF]]
+// CHECK: } else {
+// CHECK: attn.online_attention
 // CHECK-SAME: structured_mask = #attn.causal<top_left>
-// CHECK: scf.yield %[[ACCN]], %[[MAXN]], %[[SUMN]]
+// CHECK: scf.yield %[[STEP]]#0, %[[STEP]]#1, %[[STEP]]#2
 // CHECK: %[[OUT:.+]] = attn.finalize_online_attention ins(%[[LOOP]]#0, %[[LOOP]]#2 : tensor<1x4x64x8xf32>, tensor<1x4x64xf32>) outs(%[[O]] : tensor<1x4x64x8xf16>)
 // CHECK: return %[[OUT]]
 

@@ -39,14 +39,26 @@ AttentionPosition getAttentionPosition(OpBuilder &b, Location loc,
 SmallVector<Value, 3> createInitialStatistics(OpBuilder &b, Location loc,
                                               AttentionOp op);
 
-/// One online_attention step of `op` over its keys [kvStart, kvStart +
-/// kvSize): K, V and the key dimension of mask and bias sliced, positions
-/// made whole-problem, regions cloned; folds into `statistics`.
+/// The operands of one online_attention step of `op` over its keys
+/// [kvStart, kvStart + kvSize): K, V and the key dimension of mask and bias
+/// sliced, and the step's whole-problem offsets.
+struct OnlineStepOperands {
+  Value key, value, mask, bias;
+  SmallVector<Value, 4> offsets;
+};
+OnlineStepOperands sliceOnlineStep(OpBuilder &b, Location loc, AttentionOp op,
+                                   const AttentionPosition &position,
+                                   Value kvStart, Value kvSize);
+
+/// The online_attention step of `op` on `operands` (regions cloned), folding
+/// into `statistics`. Without `withStructuredMask` the step omits the
+/// structured mask, for a tile the caller knows it hides nothing in.
 OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
                                             AttentionOp op,
                                             const AttentionPosition &position,
-                                            Value kvStart, Value kvSize,
-                                            ValueRange statistics);
+                                            const OnlineStepOperands &operands,
+                                            ValueRange statistics,
+                                            bool withStructuredMask = true);
 
 } // namespace mlir::attn
 
