@@ -68,8 +68,8 @@ demo: build
 
 # attn against a naive loop nest, OpenBLAS and ONNX Runtime
 # (bench/attn-bench.cpp), e.g. `make bench BENCH_ARGS=--quick`,
-# BENCH_ARGS="--configs 8x512x64 --json", or BENCH_ARGS=--fused for the fused
-# kernel. Debian's OpenBLAS misdetects these CPUs and falls back to SSE3
+# BENCH_ARGS="--configs 8x512x64 --json", or BENCH_ARGS=--fused=false for the
+# naive reference kernel. Debian's OpenBLAS misdetects these CPUs and falls back to SSE3
 # kernels unless told the core type. ONNX Runtime comes from npm
 # (onnxruntime-node, its CPU binary only: --ignore-scripts) into build/ort;
 # without node/npm the bench runs without that peer.

@@ -83,8 +83,10 @@ static cl::opt<std::string> ortScript(
              "script (bench/ort-peer.mjs; onnxruntime-node on NODE_PATH)"),
     cl::init(""));
 static cl::opt<bool>
-    fused("fused", cl::desc("Benchmark attn's fused (tiled online-softmax) "
-                            "kernel instead of the naive lowering"));
+    fused("fused",
+          cl::desc("Benchmark attn's fused (tiled online-softmax) kernel "
+                   "(default); --fused=false: the naive lowering"),
+          cl::init(true));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed of the inputs"),
                               cl::init(1), cl::cat(benchCategory));
 static cl::opt<double> tolerance(

@@ -1,6 +1,7 @@
 // RUN: attn-opt %s --attn-cpu-pipeline="cpu=skylake-avx512 features=+avx512f,+fma" | FileCheck %s
 // RUN: attn-opt %s --attn-cpu-pipeline | FileCheck %s --check-prefix=HOST
 // RUN: attn-opt %s --attn-cpu-pipeline="fused=true kv-tile-size=4" | FileCheck %s --check-prefix=FUSED
+// RUN: attn-opt %s --attn-cpu-pipeline="fused=false" | FileCheck %s --check-prefix=NAIVE
 
 // From attn on tensors to the LLVM dialect in one pipeline: every function
 // is an llvm.func carrying the target CPU and features, the parallel loops
@@ -27,13 +28,19 @@
 // CHECK-SAME: {
 // CHECK: llvm.return{{$}}
 
-// fused=true lowers the online-softmax loop over key tiles: the 4-key step
+// fused=true (the default) lowers the online-softmax loop over key tiles: the 4-key step
 // is the loop's stride, and no [Sq, Sk] = 8x8 buffer is allocated.
 // FUSED-LABEL: llvm.func @kernel(
 // FUSED: llvm.mlir.constant(4 : index) : i64
 // FUSED: omp.parallel
 // FUSED-NOT: llvm.mlir.constant(256 : index)
 // FUSED: llvm.return
+
+// fused=false keeps the naive reference lowering, which materializes the
+// [B, Hkv, G, Sq, Sk] = 1x2x2x8x8 = 256-element scores.
+// NAIVE-LABEL: llvm.func @kernel(
+// NAIVE: llvm.mlir.constant(256 : index) : i64
+// NAIVE: llvm.return
 
 // "host" resolves to the machine's CPU.
 // HOST-LABEL: llvm.func @kernel(

@@ -46,8 +46,11 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     cpu("cpu", cl::desc("Target CPU (LLVM name), or host"), cl::init("host"));
 static cl::opt<bool>
-    fused("fused", cl::desc("Fuse the softmax into an online loop over "
-                            "key/value tiles (default: the naive lowering)"));
+    fused("fused",
+          cl::desc("Tile and fuse the softmax into an online loop over "
+                   "key/value tiles (default); --fused=false: the naive, "
+                   "unfused reference lowering"),
+          cl::init(true));
 static cl::opt<int64_t> kvTileSize("kv-tile-size",
                                    cl::desc("Keys per tile with --fused"),
                                    cl::init(64));

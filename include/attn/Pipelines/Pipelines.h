@@ -29,7 +29,7 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
           "Tile (attn-tile) and fuse the softmax into an online loop "
           "over key/value tiles (attn-fuse-online-softmax) instead "
           "of the naive lowering"),
-      llvm::cl::init(false)};
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> kvTileSize{
       *this, "kv-tile-size", llvm::cl::desc("Keys per tile of the fused loop"),
       llvm::cl::init(64)};

@@ -47,7 +47,7 @@ FailureOr<KernelSignature> analyzeKernel(func::FuncOp func);
 struct CPUTargetOptions {
   std::string cpu = "host";      // an LLVM CPU name, or host
   std::string features = "host"; // "+avx2,+fma", or host
-  bool fused = false;            // online-softmax loop over key/value tiles
+  bool fused = true;             // false: the naive reference lowering
   int64_t kvTileSize = 64;       // keys per tile when fused
   int64_t queryTileSize = 64;    // queries per parallel tile when fused
 };

@@ -1,7 +1,7 @@
 // An additive bias of shape [1, 1, Sq, Sk], broadcast over batch and heads;
 // causal, GQA 2:1.
 
-// RUN: attn-run %s --check --json | FileCheck %s
+// RUN: attn-run %s --check --json --fused=false | FileCheck %s
 // RUN: attn-run %s --check --json --fused --query-tile-size 8 --kv-tile-size 16 | FileCheck %s
 // CHECK: check b=2,hq=4,hkv=2,sq=16,sk=16,d=16,dv=16: max abs error {{.*}} ok
 // CHECK: "ok":true

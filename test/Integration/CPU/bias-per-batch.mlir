@@ -1,7 +1,7 @@
 // An additive bias of shape [B, 1, Sq, Sk] (one per batch entry, broadcast
 // over heads), Sq != Sk.
 
-// RUN: attn-run %s --check --json | FileCheck %s
+// RUN: attn-run %s --check --json --fused=false | FileCheck %s
 // RUN: attn-run %s --check --json --fused --query-tile-size 8 --kv-tile-size 16 | FileCheck %s
 // CHECK: check b=3,hq=2,hkv=2,sq=12,sk=20,d=16,dv=16: max abs error {{.*}} ok
 // CHECK: "ok":true

@@ -3,9 +3,9 @@
 // bottom-right sliding window, an explicit scale, GQA 4:1, Sq != Sk, D != Dv,
 // f16 inputs with f32 output.
 
-// RUN: attn-run %s --check --json | FileCheck %s
+// RUN: attn-run %s --check --json --fused=false | FileCheck %s
 // RUN: attn-run %s --check --json --fused --query-tile-size 8 --kv-tile-size 16 | FileCheck %s
-// RUN: attn-run %s --check --threads 2 --seed 3 | FileCheck %s --check-prefix=SEED3
+// RUN: attn-run %s --check --threads 2 --seed 3 --fused=false | FileCheck %s --check-prefix=SEED3
 // CHECK: check b=2,hq=8,hkv=2,sq=16,sk=24,d=32,dv=16: max abs error {{.*}} ok
 // CHECK: "ok":true
 // SEED3: check b=2,hq=8,hkv=2,sq=16,sk=24,d=32,dv=16: max abs error {{.*}} ok

@@ -1,7 +1,7 @@
 // mask_mod that hides every key of query 0: its output row must be 0, not
 // NaN (a NaN fails the check).
 
-// RUN: attn-run %s --check --json | FileCheck %s
+// RUN: attn-run %s --check --json --fused=false | FileCheck %s
 // RUN: attn-run %s --check --json --fused --query-tile-size 8 --kv-tile-size 16 | FileCheck %s
 // CHECK: check b=1,hq=2,hkv=2,sq=8,sk=8,d=8,dv=8: max abs error {{.*}} ok
 // CHECK: "ok":true

@@ -1,7 +1,7 @@
 // mask_mod: hide keys whose distance to the query is odd, and (per head) the
 // keys j < h; checks the indices the region is given.
 
-// RUN: attn-run %s --check --json | FileCheck %s
+// RUN: attn-run %s --check --json --fused=false | FileCheck %s
 // RUN: attn-run %s --check --json --fused --query-tile-size 8 --kv-tile-size 16 | FileCheck %s
 // CHECK: check b=2,hq=4,hkv=2,sq=16,sk=16,d=16,dv=16: max abs error {{.*}} ok
 // CHECK: "ok":true

@@ -1,6 +1,6 @@
 // An i1 mask tensor of rank 2 [Sq, Sk], broadcast over batch and heads.
 
-// RUN: attn-run %s --check --json | FileCheck %s
+// RUN: attn-run %s --check --json --fused=false | FileCheck %s
 // RUN: attn-run %s --check --json --fused --query-tile-size 8 --kv-tile-size 16 | FileCheck %s
 // CHECK: check b=2,hq=2,hkv=2,sq=16,sk=16,d=8,dv=8: max abs error {{.*}} ok
 // CHECK: "ok":true

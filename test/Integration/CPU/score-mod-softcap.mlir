@@ -1,7 +1,7 @@
 // score_mod: tanh soft-capping s -> c * tanh(s / c) with a small cap (c = 0.5)
 // so that it changes the result; a large scale pushes scores past the cap.
 
-// RUN: attn-run %s --check --json | FileCheck %s
+// RUN: attn-run %s --check --json --fused=false | FileCheck %s
 // RUN: attn-run %s --check --json --fused --query-tile-size 8 --kv-tile-size 16 | FileCheck %s
 // CHECK: check b=1,hq=4,hkv=2,sq=24,sk=24,d=16,dv=16: max abs error {{.*}} ok
 // CHECK: "ok":true
