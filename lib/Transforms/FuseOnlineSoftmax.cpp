@@ -25,6 +25,32 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+namespace {
+/// Index arithmetic for the loop bounds and tile tests below.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value constant(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  }
+  Value add(Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y).getResult();
+  }
+  Value sub(Value x, Value y) {
+    return arith::SubIOp::create(b, loc, x, y).getResult();
+  }
+  Value sle(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
+        .getResult();
+  }
+  /// A query at whole-problem position i is aligned with key i + shift.
+  Value shift(Alignment alignment, ArrayRef<Value> extents) {
+    return alignment == Alignment::BottomRight ? sub(extents[1], extents[0])
+                                               : constant(0);
+  }
+};
+} // namespace
+
 /// The keys [begin, end) of this attention (its own key indices) that its
 /// structured mask can show to any of its queries: queries
 /// [qOffset, qOffset + qLen) of the whole problem against keys
@@ -35,33 +61,22 @@ static std::pair<Value, Value> visibleKeyRange(OpBuilder &b, Location loc,
                                                ArrayRef<Value> offsets,
                                                ArrayRef<Value> extents,
                                                Value qLen, Value kvLen) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  IndexMath m{b, loc};
+  Value zero = m.constant(0);
   if (!mask)
     return {zero, kvLen};
-  auto index = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  auto add = [&](Value x, Value y) {
-    return arith::AddIOp::create(b, loc, x, y).getResult();
-  };
-  auto sub = [&](Value x, Value y) {
-    return arith::SubIOp::create(b, loc, x, y).getResult();
-  };
-  // A query at whole-problem position i is aligned with key i + shift.
-  auto shiftOf = [&](Alignment alignment) {
-    return alignment == Alignment::BottomRight ? sub(extents[1], extents[0])
-                                               : zero;
-  };
   Value qFirst = offsets[2], kvFirst = offsets[3];
-  Value qEnd = add(qFirst, qLen); // one past the last query
+  Value qEnd = m.add(qFirst, qLen); // one past the last query
   Value begin = zero, end;
   if (auto causal = dyn_cast<CausalMaskAttr>(mask)) {
     // Keys up to (last query) + shift.
-    end = sub(add(qEnd, shiftOf(causal.getAlignment())), kvFirst);
+    end = m.sub(m.add(qEnd, m.shift(causal.getAlignment(), extents)), kvFirst);
   } else if (auto window = dyn_cast<SlidingWindowMaskAttr>(mask)) {
-    Value shift = shiftOf(window.getAlignment());
-    begin = sub(sub(add(qFirst, shift), index(window.getLeft())), kvFirst);
-    end = sub(add(add(qEnd, shift), index(window.getRight())), kvFirst);
+    Value shift = m.shift(window.getAlignment(), extents);
+    begin = m.sub(m.sub(m.add(qFirst, shift), m.constant(window.getLeft())),
+                  kvFirst);
+    end = m.sub(m.add(m.add(qEnd, shift), m.constant(window.getRight())),
+                kvFirst);
     begin = arith::MaxSIOp::create(b, loc, begin, zero);
   } else {
     return {zero, kvLen};
@@ -81,35 +96,22 @@ static Value isTileFullyVisible(OpBuilder &b, Location loc,
   auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask);
   if (!causal && !window)
     return Value();
-  auto index = [&](int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  };
-  auto add = [&](Value x, Value y) {
-    return arith::AddIOp::create(b, loc, x, y).getResult();
-  };
-  auto sub = [&](Value x, Value y) {
-    return arith::SubIOp::create(b, loc, x, y).getResult();
-  };
-  auto sle = [&](Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
-        .getResult();
-  };
+  IndexMath m{b, loc};
   Alignment alignment = causal ? causal.getAlignment() : window.getAlignment();
-  Value shift = alignment == Alignment::BottomRight
-                    ? sub(position.extents[1], position.extents[0])
-                    : index(0);
+  Value shift = m.shift(alignment, position.extents);
   // Whole-problem positions of the first query, the last query, the first
   // key and the last key.
-  Value firstQuery = add(position.offsets[2], shift);
-  Value lastQuery = sub(add(firstQuery, qLen), index(1));
-  Value firstKey = add(position.offsets[3], kvStart);
-  Value lastKey = sub(add(firstKey, kvSize), index(1));
+  Value firstQuery = m.add(position.offsets[2], shift);
+  Value lastQuery = m.sub(m.add(firstQuery, qLen), m.constant(1));
+  Value firstKey = m.add(position.offsets[3], kvStart);
+  Value lastKey = m.sub(m.add(firstKey, kvSize), m.constant(1));
   // The first query sees up to its position (+ right); the last query down
   // to its position - left.
   if (causal)
-    return sle(lastKey, firstQuery);
-  Value right = sle(lastKey, add(firstQuery, index(window.getRight())));
-  Value left = sle(sub(lastQuery, index(window.getLeft())), firstKey);
+    return m.sle(lastKey, firstQuery);
+  Value right =
+      m.sle(lastKey, m.add(firstQuery, m.constant(window.getRight())));
+  Value left = m.sle(m.sub(lastQuery, m.constant(window.getLeft())), firstKey);
   return arith::AndIOp::create(b, loc, left, right);
 }
 
