@@ -87,6 +87,12 @@ static cl::opt<bool>
           cl::desc("Benchmark attn's fused (tiled online-softmax) kernel "
                    "(default); --fused=false: the naive lowering"),
           cl::init(true));
+static cl::opt<bool>
+    ukernels("ukernels",
+             cl::desc("With --fused, run the f32 tile steps in the C "
+                      "micro-kernel (default); --ukernels=false: through "
+                      "linalg"),
+             cl::init(true));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed of the inputs"),
                               cl::init(1), cl::cat(benchCategory));
 static cl::opt<double> tolerance(
@@ -186,6 +192,7 @@ public:
     auto llvmCtx = std::make_unique<llvm::LLVMContext>();
     CPUTargetOptions options; // host CPU and features, as attn-run
     options.fused = fused;
+    options.ukernels = ukernels;
     FailureOr<std::unique_ptr<llvm::Module>> module = compileCPUKernel(
         source->func, entryName, *signature, options, *llvmCtx);
     if (failed(module))
@@ -394,8 +401,11 @@ int main(int argc, char **argv) {
       "{2}); GF/s = useful GFLOP/s = 2*H*(D+D)*visible_pairs/time\n",
       baseRuns, std::min(baseRuns, largeRuns.getValue()), kLargeSeqLen);
   llvm::outs() << "attn kernel: "
-               << (fused ? "fused (tiled online softmax, default tile sizes)"
-                         : "naive (unfused) lowering")
+               << (!fused     ? "naive (unfused) lowering"
+                   : ukernels ? "fused (tiled online softmax, default tile "
+                                "sizes, C micro-kernel steps)"
+                              : "fused (tiled online softmax, default tile "
+                                "sizes, linalg steps)")
                << "\n";
   llvm::outs().flush();
 

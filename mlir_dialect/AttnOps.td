@@ -345,4 +345,51 @@ def Attn_YieldOp : Attn_Op<"yield", [
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
 
+//===----------------------------------------------------------------------===//
+// attn.ukernel.generic
+//===----------------------------------------------------------------------===//
+
+def Attn_UKernelGenericOp : Attn_Op<"ukernel.generic", [
+    AttrSizedOperandSegments, DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "a call to a compiler-owned micro-kernel";
+  let description = [{
+    Calls the micro-kernel `ukernel` (a C routine linked into the kernel,
+    see `include/attn/Runtime/UKernels.h`) on shaped `ins`, updating the
+    shaped `outs` in place, with `scalars` after them. On tensors it returns
+    the updated `outs`; one-shot bufferization turns it into the same op on
+    memrefs, which `attn-lower-ukernel-ops-to-calls` makes a `func.call`.
+    `attn-lower-to-ukernels` creates it from the ops a micro-kernel
+    implements.
+
+    ```mlir
+    %acc1, %max1, %sum1 = attn.ukernel.generic "attn_uk_online_step_f32"
+        ins(%q, %k, %v : tensor<1x1x64x64xf32>, tensor<1x1x?x64xf32>,
+                         tensor<1x1x?x64xf32>)
+        outs(%acc, %max, %sum : tensor<1x1x64x64xf32>, tensor<1x1x64xf32>,
+                                tensor<1x1x64xf32>)
+        (%scale, %layout, %qpos, %kvpos, %lo, %hi : f32, i64, i64, i64, i64,
+                                                     i64)
+        -> tensor<1x1x64x64xf32>, tensor<1x1x64xf32>, tensor<1x1x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$ukernel,
+                       Variadic<AnyShaped>:$inputs,
+                       Variadic<AnyShaped>:$outputs,
+                       Variadic<AnyTypeOf<[Index, AnySignlessInteger,
+                                           AnyFloat]>>:$scalars);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $ukernel
+    (`ins` `(` $inputs^ `:` type($inputs) `)`)?
+    `outs` `(` $outputs `:` type($outputs) `)`
+    (`(` $scalars^ `:` type($scalars) `)`)?
+    attr-dict (`->` type($results)^)?
+  }];
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() { return getOutputsMutable(); }
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // ATTN_OPS_TD

@@ -194,4 +194,41 @@ def SplitKeyValue : Pass<"attn-split-kv"> {
   ];
 }
 
+def LowerToUKernels : Pass<"attn-lower-to-ukernels"> {
+  let summary = "Replace the attn ops a micro-kernel implements with "
+                "attn.ukernel.generic";
+  let description = [{
+    Rewrites every `attn.online_attention` step that the register-blocked
+    CPU micro-kernel `attn_uk_online_step_f32` implements into an
+    `attn.ukernel.generic` call of it on the same tensors: f32 query, key
+    and value, no mask, bias or kv_lens operand, no `score_mod` or
+    `mask_mod` region, and no structured mask other than causal or sliding
+    window (passed as a band of visible key - query position differences).
+    Other steps are left for `attn-decompose`. The scalars are the scale,
+    the layout, the whole-problem positions of the first query (shifted for
+    bottom-right alignment) and key, and the band.
+
+    The micro-kernel (`lib/Runtime/OnlineStepUKernel.c`) packs each chunk of
+    keys transposed and computes Q K^T, the online softmax with a vector exp
+    and P V in register blocks; the CPU code generator links it in.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def LowerUKernelOpsToCalls : Pass<"attn-lower-ukernel-ops-to-calls",
+                                  "ModuleOp"> {
+  let summary = "Lower bufferized attn.ukernel.generic ops to func.call";
+  let description = [{
+    Each `attn.ukernel.generic` on memrefs becomes a `func.call` of a private
+    declaration with `llvm.emit_c_interface`, so the C micro-kernel receives
+    pointers to strided memref descriptors (`_mlir_ciface_<ukernel>`). Memref
+    operands are cast to fully dynamic strided types, so that one declaration
+    serves every call site. A micro-kernel op still on tensors is an error.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 #endif // ATTN_PASSES_TD

@@ -18,4 +18,5 @@ void AttnDialect::initialize() {
 #include "attn/IR/AttnOps.cpp.inc"
       >();
   registerAttributes();
+  registerBufferizableOpInterfaceExternalModels(getContext());
 }

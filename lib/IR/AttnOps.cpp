@@ -560,5 +560,41 @@ void MultiHeadAttentionOp::getCanonicalizationPatterns(
   results.add<FoldTensorCastIntoAttnOp<MultiHeadAttentionOp>>(context);
 }
 
+//===----------------------------------------------------------------------===//
+// UKernelGenericOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult UKernelGenericOp::verify() {
+  bool tensors = false, memrefs = false;
+  for (Value operand : llvm::concat<Value>(getInputs(), getOutputs())) {
+    tensors |= isa<RankedTensorType>(operand.getType());
+    memrefs |= isa<MemRefType>(operand.getType());
+  }
+  if (tensors && memrefs)
+    return emitOpError("expected all shaped operands to be ranked tensors or "
+                       "all to be memrefs, not a mix");
+  if (!tensors && !memrefs && !getOutputs().empty())
+    return emitOpError("expected ranked tensor or memref operands");
+  return success();
+}
+
+void UKernelGenericOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // On memrefs the micro-kernel reads its inputs and updates its outputs.
+  for (OpOperand &operand : getInputsMutable())
+    if (isa<MemRefType>(operand.get().getType()))
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  for (OpOperand &operand : getOutputsMutable()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                         SideEffects::DefaultResource::get());
+    effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                         SideEffects::DefaultResource::get());
+  }
+}
+
 #define GET_OP_CLASSES
 #include "attn/IR/AttnOps.cpp.inc"

@@ -36,6 +36,8 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
     FuseOnlineSoftmaxOptions fuse;
     fuse.kvTileSize = options.kvTileSize;
     pm.addPass(createFuseOnlineSoftmax(fuse));
+    if (options.ukernels)
+      pm.addPass(createLowerToUKernels());
   }
   pm.addPass(createDecomposeAttention());
   pm.addPass(createCanonicalizerPass());
@@ -54,6 +56,7 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm);
   // A public function returning its argument returns an owned copy.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  pm.addPass(createLowerUKernelOpsToCalls());
 
   // Buffers -> loops, the parallel ones (the tiles of attn-tile first) as
   // OpenMP work-sharing loops (the thread count is libomp's:

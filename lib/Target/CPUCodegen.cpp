@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Runtime/UKernels.h"
 #include "attn/Target/CPUKernel.h"
 #include "attn/Transforms/Transforms.h"
 
@@ -34,6 +35,13 @@ using namespace mlir::attn;
 #pragma clang diagnostic ignored "-Wc23-extensions"
 static const unsigned char kRuntimeBitcode[] = {
 #embed "KernelABI.bc"
+};
+// The micro-kernels (lib/Runtime/OnlineStepUKernel.c), per vector width.
+static const unsigned char kUKernelAVX512Bitcode[] = {
+#embed "OnlineStepUKernel.avx512.bc"
+};
+static const unsigned char kUKernelAVX2Bitcode[] = {
+#embed "OnlineStepUKernel.avx2.bc"
 };
 #pragma clang diagnostic pop
 
@@ -174,25 +182,41 @@ static void setTargetAttributes(llvm::Module &module, StringRef cpu,
   }
 }
 
-static LogicalResult linkRuntime(llvm::Module &module, Location loc) {
+/// Links embedded bitcode into `module` and makes `symbols` private to it, so
+/// that two kernels link into one program.
+template <size_t N>
+static LogicalResult linkBitcode(llvm::Module &module, Location loc,
+                                 const unsigned char (&bitcode)[N],
+                                 StringRef what, ArrayRef<StringRef> symbols) {
   llvm::MemoryBufferRef buffer(
-      StringRef(reinterpret_cast<const char *>(kRuntimeBitcode),
-                sizeof(kRuntimeBitcode)),
-      "KernelABI.bc");
-  llvm::Expected<std::unique_ptr<llvm::Module>> runtime =
+      StringRef(reinterpret_cast<const char *>(bitcode), N), what);
+  llvm::Expected<std::unique_ptr<llvm::Module>> library =
       llvm::parseBitcodeFile(buffer, module.getContext());
-  if (!runtime)
-    return emitError(loc) << "cannot read the embedded kernel runtime: "
-                          << llvm::toString(runtime.takeError());
-  (*runtime)->setDataLayout(module.getDataLayout());
-  (*runtime)->setTargetTriple(module.getTargetTriple());
-  if (llvm::Linker::linkModules(module, std::move(*runtime)))
-    return emitError(loc) << "cannot link the kernel runtime";
-  // Private to this object, so that two kernels link into one program.
-  for (StringRef symbol : {kBindOperands, kStatusString})
+  if (!library)
+    return emitError(loc) << "cannot read the embedded " << what << ": "
+                          << llvm::toString(library.takeError());
+  (*library)->setDataLayout(module.getDataLayout());
+  (*library)->setTargetTriple(module.getTargetTriple());
+  if (llvm::Linker::linkModules(module, std::move(*library)))
+    return emitError(loc) << "cannot link the " << what;
+  for (StringRef symbol : symbols)
     if (llvm::Function *fn = module.getFunction(symbol))
       fn->setLinkage(llvm::GlobalValue::InternalLinkage);
   return success();
+}
+
+/// Links the micro-kernels the module calls, in the vector width of its
+/// target features.
+static LogicalResult linkUKernels(llvm::Module &module, Location loc,
+                                  StringRef features) {
+  std::string entry = (Twine("_mlir_ciface_") + ATTN_UK_ONLINE_STEP_F32).str();
+  if (!module.getFunction(entry))
+    return success();
+  if (features.contains("+avx512f"))
+    return linkBitcode(module, loc, kUKernelAVX512Bitcode,
+                       "AVX-512 micro-kernels", {entry});
+  return linkBitcode(module, loc, kUKernelAVX2Bitcode, "AVX2 micro-kernels",
+                     {entry});
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
@@ -251,6 +275,7 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
   pipeline.cpu = options.cpu;
   pipeline.features = options.features;
   pipeline.fused = options.fused;
+  pipeline.ukernels = options.ukernels;
   pipeline.kvTileSize = options.kvTileSize;
   pipeline.queryTileSize = options.queryTileSize;
   buildCPUPipeline(pm, pipeline);
@@ -282,7 +307,10 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
     return module.emitError() << llvm::toString(machine.takeError());
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
-  if (failed(linkRuntime(*llvmModule, module.getLoc())))
+  if (failed(linkBitcode(*llvmModule, module.getLoc(), kRuntimeBitcode,
+                         "kernel runtime", {kBindOperands, kStatusString})) ||
+      failed(linkUKernels(*llvmModule, module.getLoc(),
+                          (*machine)->getTargetFeatureString())))
     return failure();
   // Only the entry point and its error strings are public.
   if (llvm::Function *fn = llvmModule->getFunction(kernelName))

@@ -122,7 +122,7 @@ private:
   Value constantF32(float value) {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
   }
-  Value scaleValue();
+  Value scaleValue() { return createScale(b, loc, op.getScale(), headDim); }
   /// Whether whole-problem key `j` is visible to query `i` under the
   /// structured mask (`shift` = Sk - Sq of the whole problem).
   Value isVisible(OpBuilder &nb, Location nl, Value i, Value j, Value shift);
@@ -223,21 +223,6 @@ AttentionDecomposer<OpTy>::broadcastOperand(Value value) {
       exprs.push_back(b.getAffineDimExpr(kG));
   }
   return {value, AffineMap::get(kJ + 1, 0, exprs, ctx)};
-}
-
-template <typename OpTy>
-Value AttentionDecomposer<OpTy>::scaleValue() {
-  if (std::optional<APFloat> scale = op.getScale())
-    return arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(scale->convertToFloat()));
-  if (std::optional<int64_t> d = getConstantIntValue(headDim))
-    return arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(*d))));
-  // Dynamic head dim: 1/sqrt(D) at run time.
-  Value d =
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), sizeValue(headDim));
-  Value df = arith::UIToFPOp::create(b, loc, f32, d);
-  return math::RsqrtOp::create(b, loc, df);
 }
 
 template <typename OpTy>

@@ -9,8 +9,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -61,8 +63,9 @@ static Value sliceKeys(OpBuilder &b, Location loc, Value value, Value offset,
   return attn::sliceDim(b, loc, value, keyDim, offset, size);
 }
 
+template <typename OpTy>
 AttentionPosition mlir::attn::getAttentionPosition(OpBuilder &b, Location loc,
-                                                   AttentionOp op) {
+                                                   OpTy op) {
   AttentionPosition position;
   position.offsets.assign(op.getOffsets().begin(), op.getOffsets().end());
   if (position.offsets.empty())
@@ -75,6 +78,26 @@ AttentionPosition mlir::attn::getAttentionPosition(OpBuilder &b, Location loc,
           b, loc, tensor::getMixedSize(b, loc, operand, seqPos)));
   }
   return position;
+}
+template AttentionPosition
+mlir::attn::getAttentionPosition(OpBuilder &, Location, AttentionOp);
+template AttentionPosition
+mlir::attn::getAttentionPosition(OpBuilder &, Location, OnlineAttentionOp);
+
+Value mlir::attn::createScale(OpBuilder &b, Location loc,
+                              std::optional<APFloat> scale,
+                              OpFoldResult headDim) {
+  if (scale)
+    return arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(scale->convertToFloat()));
+  if (std::optional<int64_t> d = getConstantIntValue(headDim))
+    return arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(1.0 / std::sqrt(static_cast<double>(*d))));
+  // Dynamic head dim: 1/sqrt(D) at run time.
+  Value d = arith::IndexCastUIOp::create(
+      b, loc, b.getI64Type(), getValueOrCreateConstantIndexOp(b, loc, headDim));
+  Value df = arith::UIToFPOp::create(b, loc, b.getF32Type(), d);
+  return math::RsqrtOp::create(b, loc, df);
 }
 
 SmallVector<Value, 3> mlir::attn::createInitialStatistics(OpBuilder &b,

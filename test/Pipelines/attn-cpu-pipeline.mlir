@@ -2,19 +2,26 @@
 // RUN: attn-opt %s --attn-cpu-pipeline | FileCheck %s --check-prefix=HOST
 // RUN: attn-opt %s --attn-cpu-pipeline="fused=true kv-tile-size=4" | FileCheck %s --check-prefix=FUSED
 // RUN: attn-opt %s --attn-cpu-pipeline="fused=false" | FileCheck %s --check-prefix=NAIVE
+// RUN: attn-opt %s --attn-cpu-pipeline="ukernels=false" | FileCheck %s --check-prefix=LINALG
 
 // From attn on tensors to the LLVM dialect in one pipeline: every function
 // is an llvm.func carrying the target CPU and features, the parallel loops
-// are OpenMP work-sharing loops, the exponential is an LLVM intrinsic, and
+// are OpenMP work-sharing loops, each fused tile step calls the micro-kernel
+// through its C interface (attn-compile links the C routine in), and
 // nothing of the higher dialects is left.
 
+// CHECK-LABEL: llvm.func private @attn_uk_online_step_f32(
+// CHECK-SAME: llvm.emit_c_interface
+// CHECK: llvm.call @_mlir_ciface_attn_uk_online_step_f32(
+// CHECK-SAME: (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, i64, i64, i64, i64, i64) -> ()
+// CHECK: llvm.func @_mlir_ciface_attn_uk_online_step_f32(
 // CHECK-LABEL: llvm.func @kernel(
 // CHECK-SAME: target_cpu = "skylake-avx512"
 // CHECK-SAME: target_features = #llvm.target_features<["+avx512f", "+fma"]>
 // CHECK: llvm.call @malloc
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
-// CHECK: llvm.intr.exp
+// CHECK: llvm.call @attn_uk_online_step_f32(
 // CHECK: llvm.call @free
 // CHECK-NOT: func.func
 // CHECK-NOT: linalg.
@@ -41,6 +48,13 @@
 // NAIVE-LABEL: llvm.func @kernel(
 // NAIVE: llvm.mlir.constant(256 : index) : i64
 // NAIVE: llvm.return
+
+// ukernels=false lowers the tile steps through linalg: the exponential is an
+// LLVM intrinsic and no micro-kernel is called.
+// LINALG-NOT: attn_uk_online_step_f32
+// LINALG-LABEL: llvm.func @kernel(
+// LINALG: llvm.intr.exp
+// LINALG-NOT: attn_uk_online_step_f32
 
 // "host" resolves to the machine's CPU.
 // HOST-LABEL: llvm.func @kernel(

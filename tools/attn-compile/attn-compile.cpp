@@ -51,6 +51,12 @@ static cl::opt<bool>
                    "key/value tiles (default); --fused=false: the naive, "
                    "unfused reference lowering"),
           cl::init(true));
+static cl::opt<bool>
+    ukernels("ukernels",
+             cl::desc("With --fused, run the f32 tile steps in the "
+                      "register-blocked C micro-kernel (default); "
+                      "--ukernels=false: through linalg"),
+             cl::init(true));
 static cl::opt<int64_t> kvTileSize("kv-tile-size",
                                    cl::desc("Keys per tile with --fused"),
                                    cl::init(64));
@@ -125,6 +131,7 @@ static llvm::json::Value manifest(const KernelSource &source,
        llvm::json::Object{{"cpu", cpu.getValue()},
                           {"features", features.getValue()},
                           {"fused", fused.getValue()},
+                          {"ukernels", ukernels.getValue()},
                           {"kv_tile_size", kvTileSize.getValue()},
                           {"query_tile_size", queryTileSize.getValue()}}},
       {"abi", "dlpack"},
@@ -166,12 +173,12 @@ int main(int argc, char **argv) {
     return 1;
 
   // The variant: the kernel as written, plus everything that changes code.
-  std::string identity = printed(source->func) + "\n" + target + "\n" +
-                         resolveHostCPU(cpu) + "\n" +
-                         resolveHostFeatures(features) + "\n" +
-                         (fused ? "fused:" + std::to_string(queryTileSize) +
-                                      "x" + std::to_string(kvTileSize)
-                                : "naive");
+  std::string identity =
+      printed(source->func) + "\n" + target + "\n" + resolveHostCPU(cpu) +
+      "\n" + resolveHostFeatures(features) + "\n" +
+      (fused ? "fused:" + std::to_string(queryTileSize) + "x" +
+                   std::to_string(kvTileSize) + (ukernels ? ":ukernels" : "")
+             : "naive");
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(identity),
                                      /*LowerCase=*/true, /*Width=*/16);
 
@@ -179,6 +186,7 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.features = features;
   options.fused = fused;
+  options.ukernels = ukernels;
   options.kvTileSize = kvTileSize;
   options.queryTileSize = queryTileSize;
   llvm::LLVMContext llvmCtx;

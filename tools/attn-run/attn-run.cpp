@@ -79,6 +79,12 @@ static cl::opt<bool>
                    "key/value tiles (default); --fused=false: the naive, "
                    "unfused reference lowering"),
           cl::init(true));
+static cl::opt<bool>
+    ukernels("ukernels",
+             cl::desc("With --fused, run the f32 tile steps in the "
+                      "register-blocked C micro-kernel (default); "
+                      "--ukernels=false: through linalg"),
+             cl::init(true));
 static cl::opt<int64_t> kvTileSize("kv-tile-size",
                                    cl::desc("Keys per tile with --fused"),
                                    cl::init(64));
@@ -337,6 +343,7 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.features = features;
   options.fused = fused;
+  options.ukernels = ukernels;
   options.kvTileSize = kvTileSize;
   options.queryTileSize = queryTileSize;
   auto llvmCtx = std::make_unique<llvm::LLVMContext>();
@@ -510,6 +517,7 @@ int main(int argc, char **argv) {
         {"gflops", bench ? llvm::json::Value(gflops) : nullptr},
         {"threads", threads.getValue()},
         {"fused", fused.getValue()},
+        {"ukernels", fused && ukernels},
         {"seed", seed.getValue()},
         {"peak_rss_mb", peakRssMegabytes()},
     };

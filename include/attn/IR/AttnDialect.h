@@ -30,6 +30,10 @@ inline int64_t getHeadDimPos(Layout layout) {
 inline int64_t getSeqDimPos(Layout layout) {
   return layout == Layout::BHSD ? 2 : 1;
 }
+
+/// Attaches the bufferization model of attn.ukernel.generic (in
+/// BufferizableOpInterfaceImpl.cpp); the dialect does so when it loads.
+void registerBufferizableOpInterfaceExternalModels(MLIRContext *ctx);
 } // namespace mlir::attn
 
 #endif // ATTN_IR_ATTNDIALECT_H

@@ -30,6 +30,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
           "over key/value tiles (attn-fuse-online-softmax) instead "
           "of the naive lowering"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> ukernels{
+      *this, "ukernels",
+      llvm::cl::desc("Run the fused kernel's f32 tile steps in the "
+                     "register-blocked C micro-kernel "
+                     "(attn-lower-to-ukernels); false: the linalg lowering"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> kvTileSize{
       *this, "kv-tile-size", llvm::cl::desc("Keys per tile of the fused loop"),
       llvm::cl::init(64)};

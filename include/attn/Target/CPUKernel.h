@@ -48,6 +48,7 @@ struct CPUTargetOptions {
   std::string cpu = "host";      // an LLVM CPU name, or host
   std::string features = "host"; // "+avx2,+fma", or host
   bool fused = true;             // false: the naive reference lowering
+  bool ukernels = true;          // fused f32 tile steps in the C micro-kernel
   int64_t kvTileSize = 64;       // keys per tile when fused
   int64_t queryTileSize = 64;    // queries per parallel tile when fused
 };

@@ -30,6 +30,12 @@ FailureOr<Value> decomposeAttention(RewriterBase &rewriter, AttentionOp op);
 FailureOr<SmallVector<Value>> decomposeOnlineAttention(RewriterBase &rewriter,
                                                        OnlineAttentionOp op);
 
+/// Replaces `op` with a call of the f32 online-step micro-kernel
+/// (attn.ukernel.generic) when the micro-kernel implements it: f32 operands,
+/// no mask, bias, kv_lens or regions, and no structured mask but a band.
+FailureOr<UKernelGenericOp>
+lowerOnlineAttentionToUKernel(RewriterBase &rewriter, OnlineAttentionOp op);
+
 /// Replaces `op` with `sum > 0 ? acc / sum : 0` in the output type.
 FailureOr<Value> decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
                                                   FinalizeOnlineAttentionOp op);

@@ -31,8 +31,13 @@ struct AttentionPosition {
   SmallVector<Value, 4> offsets;
   SmallVector<Value, 2> extents;
 };
-AttentionPosition getAttentionPosition(OpBuilder &b, Location loc,
-                                       AttentionOp op);
+template <typename OpTy>
+AttentionPosition getAttentionPosition(OpBuilder &b, Location loc, OpTy op);
+
+/// The f32 score scale of an attention: its `scale` attribute, else
+/// 1/sqrt(head dim) (computed at run time when the head dim is dynamic).
+Value createScale(OpBuilder &b, Location loc, std::optional<APFloat> scale,
+                  OpFoldResult headDim);
 
 /// Running statistics (acc, max, sum) of online attention for `op` before any
 /// key: (0, -inf, 0).

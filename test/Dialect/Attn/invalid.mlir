@@ -1822,3 +1822,19 @@ func.func @attention_extents_count(%q: tensor<1x4x8x16xf32>, %i: index)
       -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+func.func @ukernel_mixed(%t: tensor<4xf32>, %m: memref<4xf32>) {
+  // expected-error @+1 {{expected all shaped operands to be ranked tensors or all to be memrefs, not a mix}}
+  attn.ukernel.generic "k" ins(%t : tensor<4xf32>) outs(%m : memref<4xf32>)
+  return
+}
+
+// -----
+
+func.func @ukernel_result_count(%t: tensor<4xf32>) {
+  // expected-error @+1 {{expected the number of tensor results (0) to be equal to the number of output tensors (1)}}
+  attn.ukernel.generic "k" outs(%t : tensor<4xf32>)
+  return
+}

@@ -167,3 +167,20 @@ func.func @attention_tile(%q: tensor<1x4x16x8xf32>, %b: index, %h: index,
       {structured_mask = #attn.causal<top_left>} -> tensor<1x4x16x8xf32>
   return %0 : tensor<1x4x16x8xf32>
 }
+
+// A micro-kernel call on tensors returns its updated outs; on memrefs it
+// returns nothing.
+// CHECK-LABEL: func.func @ukernel
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}} : tensor<1x1x4x8xf32>) outs(%{{.+}}, %{{.+}} : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>) (%{{.+}}, %{{.+}} : f32, i64) -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}} : memref<4xf32>) outs(%{{.+}} : memref<4xf32>){{$}}
+func.func @ukernel(%q: tensor<1x1x4x8xf32>, %s: tensor<1x1x4xf32>, %x: f32,
+                   %l: i64, %m: memref<4xf32>)
+    -> (tensor<1x1x4x8xf32>, tensor<1x1x4xf32>) {
+  %r:2 = attn.ukernel.generic "attn_uk_online_step_f32"
+      ins(%q : tensor<1x1x4x8xf32>)
+      outs(%q, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>)
+      (%x, %l : f32, i64) -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>
+  attn.ukernel.generic "attn_uk_online_step_f32" ins(%m : memref<4xf32>)
+      outs(%m : memref<4xf32>)
+  return %r#0, %r#1 : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>
+}

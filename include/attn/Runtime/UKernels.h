@@ -1,0 +1,66 @@
+/*===- UKernels.h - attn's CPU micro-kernels -----------------------*- C
+-*-===*\
+|*                                                                            *|
+|* Part of the attn project: an MLIR compiler for attention.                  *|
+|*                                                                            *|
+|* Micro-kernels are small C routines compiled to LLVM bitcode at build time  *|
+|* and linked into the kernels that call them (as IREE's ukernels): the       *|
+|* compiler keeps tiling, masking, fusion and the loop structure, and hands   *|
+|* the innermost tile step to a routine that is register blocked by hand.     *|
+|* `attn-lower-to-ukernels` emits the calls; the operands arrive as MLIR      *|
+|* strided memref descriptors (`llvm.emit_c_interface`).                      *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef ATTN_RUNTIME_UKERNELS_H
+#define ATTN_RUNTIME_UKERNELS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An MLIR memref<?x?x?x?xf32, strided<[?, ?, ?, ?], offset: ?>> descriptor. */
+typedef struct attn_memref4_f32 {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[4];
+  int64_t strides[4];
+} attn_memref4_f32;
+
+/* An MLIR memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>> descriptor. */
+typedef struct attn_memref3_f32 {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[3];
+  int64_t strides[3];
+} attn_memref3_f32;
+
+/* Values of the `layout` argument: the order of q, k, v and acc dims. */
+enum attn_uk_layout { ATTN_UK_BHSD = 0, ATTN_UK_BSHD = 1 };
+
+/* One step of `attn.online_attention` on f32 operands without mask, bias,
+ * kv_lens or regions (see the op's documentation for the math): folds keys
+ * and values into the running (acc, max, sum) in place.
+ *
+ * q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv], acc [B, Hq, Sq, Dv]
+ * (or BSHD), max and sum [B, Hq, Sq]. Score = q.k * scale. Query row i sits
+ * at whole-problem position q_pos + i, key j at kv_pos + j, and key j is
+ * visible to row i when band_lo <= (kv_pos + j) - (q_pos + i) <= band_hi
+ * (the band of a causal or sliding-window mask; +-2^62 for none). */
+#define ATTN_UK_ONLINE_STEP_F32 "attn_uk_online_step_f32"
+void _mlir_ciface_attn_uk_online_step_f32(
+    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
+    int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,
+    int64_t band_hi);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ATTN_RUNTIME_UKERNELS_H */

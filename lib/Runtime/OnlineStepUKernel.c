@@ -1,0 +1,317 @@
+/*===- OnlineStepUKernel.c - one online-softmax attention step, f32 -------===*\
+|*                                                                            *|
+|* Part of the attn project: an MLIR compiler for attention.                  *|
+|*                                                                            *|
+|* The register-blocked body of the fused CPU kernel (see UKernels.h). It is  *|
+|* compiled to bitcode once per vector width (ATTN_UK_VL = 16 for AVX-512, 8  *|
+|* for AVX2) and takes the target features of the kernel it is linked into.   *|
+|*                                                                            *|
+|* Per (batch, kv head) and chunk of NC keys, the key chunk is packed         *|
+|* transposed and pre-scaled, so that S = Q K^T is an outer product over the  *|
+|* head dim: R query rows x NC keys in R*NV vector accumulators. The online   *|
+|* softmax then updates R rows at a time, and P V accumulates R rows x NV     *|
+|* vectors of the value dim, again in registers.                              *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "attn/Runtime/UKernels.h"
+
+#include <math.h>
+
+#ifndef ATTN_UK_VL
+#define ATTN_UK_VL 16
+#endif
+
+enum {
+  VL = ATTN_UK_VL, /* f32 lanes per vector */
+  NV = 4,          /* vectors per register-block row */
+  NC = NV * VL,    /* keys per chunk */
+  R = 4,           /* query rows per register block */
+  MAX_D = 256      /* largest head dim the packed key chunk holds */
+};
+
+typedef float vf __attribute__((vector_size(VL * 4)));
+typedef int32_t vi __attribute__((vector_size(VL * 4)));
+typedef float vfu __attribute__((vector_size(VL * 4), aligned(4), may_alias));
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* x - 0 is x for every x (x + 0 is not, for -0), so this folds to a plain
+ * broadcast. */
+INLINE vf splat(float x) {
+  vf zero = {0};
+  return x - zero;
+}
+INLINE vf load(const float *p) { return *(const vfu *)p; }
+INLINE void store(float *p, vf v) { *(vfu *)p = v; }
+INLINE vf select(vi mask, vf a, vf b) {
+  return (vf)((mask & (vi)a) | (~mask & (vi)b));
+}
+
+/* exp(x) with a Cephes polynomial after x = n ln2 + r. Exact at the edges the
+ * softmax relies on: exp(-inf) = 0 and exp(NaN) = NaN. */
+INLINE vf vexp(vf x) {
+  const float lo = -87.33654f, hi = 88.72283f;
+  vf xc = select(x < splat(lo), splat(lo), x);
+  xc = select(xc > splat(hi), splat(hi), xc);
+  /* Round to nearest by adding 1.5 * 2^23: n lands in the low mantissa. */
+  vf t = xc * splat(1.44269504088896341f) + splat(12582912.0f);
+  vf n = t - splat(12582912.0f);
+  vf r = xc - n * splat(0.693359375f);
+  r = r - n * splat(-2.12194440e-4f);
+  vf p = splat(1.9875691500e-4f);
+  p = p * r + splat(1.3981999507e-3f);
+  p = p * r + splat(8.3334519073e-3f);
+  p = p * r + splat(4.1665795894e-2f);
+  p = p * r + splat(1.6666665459e-1f);
+  p = p * r + splat(5.0000001201e-1f);
+  p = p * r * r + r + splat(1.0f);
+  vi pow2n = ((vi)t - 0x4B400000 + 127) << 23;
+  vf e = p * (vf)pow2n;
+  e = select(x < splat(lo), splat(0.0f), e);
+  return select(x != x, x, e);
+}
+
+INLINE float hsum(vf v) {
+  float a[VL];
+  store(a, v);
+  for (int w = VL / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l)
+      a[l] += a[l + w];
+  return a[0];
+}
+
+INLINE float hmax(vf v) {
+  float a[VL];
+  store(a, v);
+  for (int w = VL / 2; w > 0; w /= 2)
+    for (int l = 0; l < w; ++l)
+      a[l] = a[l] > a[l + w] ? a[l] : a[l + w];
+  return a[0];
+}
+
+/* maximumf: NaN if either is NaN. */
+INLINE float maximum(float a, float b) {
+  if (a != a || b != b)
+    return a + b;
+  return a > b ? a : b;
+}
+
+/* A [B, H, S, F] operand: its base and the strides of b, h, s, f. */
+typedef struct {
+  float *base;
+  int64_t b, h, s, f;
+} view4;
+
+INLINE view4 makeView(const attn_memref4_f32 *m, int hPos, int sPos) {
+  view4 v = {m->aligned + m->offset, m->strides[0], m->strides[hPos],
+             m->strides[sPos], m->strides[3]};
+  return v;
+}
+
+INLINE float *row(view4 v, int64_t b, int64_t h, int64_t s) {
+  return v.base + b * v.b + h * v.h + s * v.s;
+}
+
+INLINE float *statistic(const attn_memref3_f32 *m, int64_t b, int64_t h,
+                        int64_t s) {
+  return m->aligned + m->offset + b * m->strides[0] + h * m->strides[1] +
+         s * m->strides[2];
+}
+
+/* acc[rows] = acc * alpha + P V over `width` vectors of the value dim from
+ * column `col`; inlined with a constant width, the block stays in registers. */
+INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
+                         int64_t vStride, int64_t nc, const float p[R][NC],
+                         const float alpha[R], int64_t col, const int width) {
+  vf c[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int w = 0; w < width; ++w)
+      c[r][w] = load(accRows[r] + col + w * VL) * splat(alpha[r]);
+  for (int64_t j = 0; j < nc; ++j) {
+    const float *vRow = v + j * vStride + col;
+    vf vv[NV];
+    for (int w = 0; w < width; ++w)
+      vv[w] = load(vRow + w * VL);
+    for (int r = 0; r < R; ++r) {
+      vf pj = splat(p[r][j]);
+      for (int w = 0; w < width; ++w)
+        c[r][w] += pj * vv[w];
+    }
+  }
+  for (int r = 0; r < rows; ++r)
+    for (int w = 0; w < width; ++w)
+      store(accRows[r] + col + w * VL, c[r][w]);
+}
+
+/* Scalar form of the step, for strides the vector path cannot load and head
+ * dims its packed chunk cannot hold. */
+static void onlineStepScalar(view4 q, view4 k, view4 v, view4 acc,
+                             const attn_memref3_f32 *max,
+                             const attn_memref3_f32 *sum, int64_t B, int64_t Hq,
+                             int64_t groups, int64_t M, int64_t N, int64_t D,
+                             int64_t Dv, float scale, int64_t qPos,
+                             int64_t kvPos, int64_t bandLo, int64_t bandHi) {
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t i = 0; i < M; ++i) {
+        const float *qRow = row(q, b, h, i);
+        float *aRow = row(acc, b, h, i);
+        float *mx = statistic(max, b, h, i), *sm = statistic(sum, b, h, i);
+        int64_t diff0 = kvPos - (qPos + i);
+        float newMax = *mx;
+        for (int64_t j = 0; j < N; ++j) {
+          if (diff0 + j < bandLo || diff0 + j > bandHi)
+            continue;
+          const float *kRow = row(k, b, h / groups, j);
+          float s = 0;
+          for (int64_t d = 0; d < D; ++d)
+            s += qRow[d * q.f] * kRow[d * k.f];
+          newMax = maximum(newMax, s * scale);
+        }
+        float alpha = newMax == -INFINITY ? 0.0f : expf(*mx - newMax);
+        float rowSum = 0;
+        for (int64_t e = 0; e < Dv; ++e)
+          aRow[e * acc.f] *= alpha;
+        for (int64_t j = 0; j < N && newMax != -INFINITY; ++j) {
+          if (diff0 + j < bandLo || diff0 + j > bandHi)
+            continue;
+          const float *kRow = row(k, b, h / groups, j);
+          const float *vRow = row(v, b, h / groups, j);
+          float s = 0;
+          for (int64_t d = 0; d < D; ++d)
+            s += qRow[d * q.f] * kRow[d * k.f];
+          float p = expf(s * scale - newMax);
+          rowSum += p;
+          for (int64_t e = 0; e < Dv; ++e)
+            aRow[e * acc.f] += p * vRow[e * v.f];
+        }
+        *sm = *sm * alpha + rowSum;
+        *mx = newMax;
+      }
+}
+
+void _mlir_ciface_attn_uk_online_step_f32(
+    const attn_memref4_f32 *qm, const attn_memref4_f32 *km,
+    const attn_memref4_f32 *vm, const attn_memref4_f32 *accm,
+    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
+    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo,
+    int64_t bandHi) {
+  int hPos = layout == ATTN_UK_BSHD ? 2 : 1;
+  int sPos = layout == ATTN_UK_BSHD ? 1 : 2;
+  view4 q = makeView(qm, hPos, sPos), k = makeView(km, hPos, sPos);
+  view4 v = makeView(vm, hPos, sPos), acc = makeView(accm, hPos, sPos);
+  int64_t B = qm->sizes[0], Hq = qm->sizes[hPos], M = qm->sizes[sPos];
+  int64_t D = qm->sizes[3], Hkv = km->sizes[hPos], N = km->sizes[sPos];
+  int64_t Dv = vm->sizes[3];
+  if (B == 0 || M == 0 || N == 0 || Hkv == 0)
+    return;
+  int64_t groups = Hq / Hkv;
+  if (v.f != 1 || acc.f != 1 || D > MAX_D)
+    return onlineStepScalar(q, k, v, acc, max, sum, B, Hq, groups, M, N, D, Dv,
+                            scale, qPos, kvPos, bandLo, bandHi);
+
+  float kt[MAX_D * NC]; /* the key chunk, transposed and scaled: [D, NC] */
+  float s[R][NC], p[R][NC], alpha[R];
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t hk = 0; hk < Hkv; ++hk)
+      for (int64_t j0 = 0; j0 < N; j0 += NC) {
+        int64_t nc = N - j0 < NC ? N - j0 : NC;
+        for (int64_t j = 0; j < NC; ++j) {
+          const float *kRow = row(k, b, hk, j0 + (j < nc ? j : 0));
+          for (int64_t d = 0; d < D; ++d)
+            kt[d * NC + j] = j < nc ? kRow[d * k.f] * scale : 0.0f;
+        }
+        const float *vChunk = row(v, b, hk, j0);
+        for (int64_t h = hk * groups; h < (hk + 1) * groups; ++h)
+          for (int64_t i0 = 0; i0 < M; i0 += R) {
+            int rows = M - i0 < R ? (int)(M - i0) : R;
+            /* Rows past the end repeat the last row and are not stored. */
+            const float *qRows[R];
+            float *accRows[R];
+            for (int r = 0; r < R; ++r) {
+              int64_t i = i0 + (r < rows ? r : rows - 1);
+              qRows[r] = row(q, b, h, i);
+              accRows[r] = row(acc, b, h, i);
+            }
+
+            /* S = Q (K * scale)^T, R x NC. */
+            vf c[R][NV] = {{{0}}};
+            for (int64_t d = 0; d < D; ++d) {
+              vf kv[NV];
+              for (int w = 0; w < NV; ++w)
+                kv[w] = load(kt + d * NC + w * VL);
+              for (int r = 0; r < R; ++r) {
+                vf qd = splat(qRows[r][d * q.f]);
+                for (int w = 0; w < NV; ++w)
+                  c[r][w] += qd * kv[w];
+              }
+            }
+            for (int r = 0; r < R; ++r)
+              for (int w = 0; w < NV; ++w)
+                store(&s[r][w * VL], c[r][w]);
+
+            /* Online softmax, row by row; hidden keys score -inf. */
+            for (int r = 0; r < R; ++r) {
+              if (r >= rows) {
+                alpha[r] = 0;
+                for (int w = 0; w < NV; ++w)
+                  store(&p[r][w * VL], splat(0.0f));
+                continue;
+              }
+              int64_t diff0 = kvPos + j0 - (qPos + i0 + r);
+              int64_t first = bandLo - diff0, end = bandHi - diff0 + 1;
+              first = first < 0 ? 0 : first > nc ? nc : first;
+              end = end < first ? first : end > nc ? nc : end;
+              for (int64_t j = 0; j < first; ++j)
+                s[r][j] = -INFINITY;
+              for (int64_t j = end; j < NC; ++j)
+                s[r][j] = -INFINITY;
+
+              vf vmax = splat(-INFINITY);
+              vi nan = {0};
+              for (int w = 0; w < NV; ++w) {
+                vf x = load(&s[r][w * VL]);
+                nan |= x != x;
+                vmax = select(x > vmax, x, vmax);
+              }
+              float tileMax = hmax(vmax);
+              for (int l = 0; l < VL; ++l)
+                if (nan[l])
+                  tileMax = NAN;
+              float *mx = statistic(max, b, h, i0 + r);
+              float *sm = statistic(sum, b, h, i0 + r);
+              float newMax = maximum(*mx, tileMax);
+              vf rowSum = splat(0.0f);
+              if (newMax == -INFINITY) {
+                alpha[r] = 0;
+                for (int w = 0; w < NV; ++w)
+                  store(&p[r][w * VL], splat(0.0f));
+              } else {
+                alpha[r] = vexp(splat(*mx - newMax))[0];
+                for (int w = 0; w < NV; ++w) {
+                  vf e = vexp(load(&s[r][w * VL]) - newMax);
+                  rowSum += e;
+                  store(&p[r][w * VL], e);
+                }
+              }
+              *sm = *sm * alpha[r] + hsum(rowSum);
+              *mx = newMax;
+            }
+
+            /* acc = acc * alpha + P V. */
+            int64_t col = 0;
+            for (; col + NV * VL <= Dv; col += NV * VL)
+              accumulatePV(accRows, rows, vChunk, v.s, nc, p, alpha, col, NV);
+            for (; col + VL <= Dv; col += VL)
+              accumulatePV(accRows, rows, vChunk, v.s, nc, p, alpha, col, 1);
+            for (; col < Dv; ++col)
+              for (int r = 0; r < rows; ++r) {
+                float a = accRows[r][col] * alpha[r];
+                for (int64_t j = 0; j < nc; ++j)
+                  a += p[r][j] * vChunk[j * v.s + col];
+                accRows[r][col] = a;
+              }
+          }
+      }
+}

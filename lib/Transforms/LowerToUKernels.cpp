@@ -1,0 +1,115 @@
+//===- LowerToUKernels.cpp - attn ops -> attn.ukernel.generic -------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/IR/AttnOps.h"
+#include "attn/Runtime/UKernels.h"
+#include "attn/Transforms/Passes.h"
+#include "attn/Transforms/Transforms.h"
+#include "attn/Transforms/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/TypeUtilities.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_LOWERTOUKERNELS
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// A band no position difference leaves: the micro-kernel's "no mask".
+static constexpr int64_t kUnbounded = int64_t(1) << 62;
+
+/// The band [lo, hi] of key - query position differences that `mask` shows,
+/// or nothing when the micro-kernel cannot express the mask.
+static std::optional<std::pair<int64_t, int64_t>>
+getVisibleBand(StructuredMaskAttrInterface mask) {
+  if (!mask)
+    return std::make_pair(-kUnbounded, kUnbounded);
+  if (isa<CausalMaskAttr>(mask))
+    return std::make_pair(-kUnbounded, int64_t(0));
+  if (auto window = dyn_cast<SlidingWindowMaskAttr>(mask))
+    return std::make_pair(-window.getLeft(), window.getRight());
+  return std::nullopt;
+}
+
+static Alignment getAlignment(StructuredMaskAttrInterface mask) {
+  if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask))
+    return causal.getAlignment();
+  if (auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask))
+    return window.getAlignment();
+  return Alignment::TopLeft;
+}
+
+FailureOr<UKernelGenericOp>
+mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
+                                          OnlineAttentionOp op) {
+  auto isF32 = [](Value v) { return getElementTypeOrSelf(v).isF32(); };
+  if (!isF32(op.getQuery()) || !isF32(op.getKey()) || !isF32(op.getValue()))
+    return rewriter.notifyMatchFailure(op, "the micro-kernel takes f32 only");
+  if (op.getMask() || op.getBias() || op.getKvLens())
+    return rewriter.notifyMatchFailure(
+        op, "the micro-kernel takes no mask, bias or kv_lens operand");
+  if (!op.getScoreMod().empty() || !op.getMaskMod().empty())
+    return rewriter.notifyMatchFailure(
+        op, "the micro-kernel takes no score_mod or mask_mod");
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  std::optional<std::pair<int64_t, int64_t>> band = getVisibleBand(mask);
+  if (!band)
+    return rewriter.notifyMatchFailure(op, "structured mask is not a band");
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  auto i64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(rewriter, loc, v, 64);
+  };
+  auto toI64 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                      index);
+  };
+  // Whole-problem positions; bottom-right masks align the last query with
+  // the last key, i.e. shift every query by Sk - Sq.
+  AttentionPosition position = getAttentionPosition(rewriter, loc, op);
+  Value qPos = position.offsets[2];
+  if (mask && getAlignment(mask) == Alignment::BottomRight)
+    qPos = arith::AddIOp::create(rewriter, loc, qPos,
+                                 arith::SubIOp::create(rewriter, loc,
+                                                       position.extents[1],
+                                                       position.extents[0]));
+  Value scale =
+      createScale(rewriter, loc, op.getScale(),
+                  tensor::getMixedSize(rewriter, loc, op.getQuery(), 3));
+  bool bshd = op.getLayout() == Layout::BSHD;
+  SmallVector<Value> scalars = {scale,
+                                i64(bshd ? ATTN_UK_BSHD : ATTN_UK_BHSD),
+                                toI64(qPos),
+                                toI64(position.offsets[3]),
+                                i64(band->first),
+                                i64(band->second)};
+  auto ukernel = UKernelGenericOp::create(
+      rewriter, loc, op.getResultTypes(),
+      rewriter.getStringAttr(ATTN_UK_ONLINE_STEP_F32),
+      ValueRange{op.getQuery(), op.getKey(), op.getValue()},
+      ValueRange{op.getAcc(), op.getMax(), op.getSum()}, scalars);
+  rewriter.replaceOp(op, ukernel.getResults());
+  return ukernel;
+}
+
+namespace {
+struct LowerToUKernelsPass
+    : attn::impl::LowerToUKernelsBase<LowerToUKernelsPass> {
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Steps the micro-kernel does not implement stay for attn-decompose.
+    getOperation()->walk([&](OnlineAttentionOp op) {
+      (void)lowerOnlineAttentionToUKernel(rewriter, op);
+    });
+  }
+};
+} // namespace

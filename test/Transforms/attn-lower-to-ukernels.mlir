@@ -1,0 +1,118 @@
+// RUN: attn-opt %s --attn-lower-to-ukernels --canonicalize --split-input-file | FileCheck %s
+
+// An f32 step without mask operands becomes a call of the online-step
+// micro-kernel on the same tensors: scale 1/sqrt(64), layout 0 (BHSD), the
+// first query and key positions, and the band of a causal mask (keys up to
+// the query's own position: key - query <= 0).
+// CHECK-LABEL: func.func @causal
+// CHECK-SAME: (%[[Q:[a-z0-9_]+]]: tensor<1x4x16x64xf32>, %[[K:[a-z0-9_]+]]: tensor<1x2x32x64xf32>, %[[ACC:[a-z0-9_]+]]: tensor<1x4x16x64xf32>, %[[M:[a-z0-9_]+]]: tensor<1x4x16xf32>, %[[S:[a-z0-9_]+]]: tensor<1x4x16xf32>, %[[QOFF:[a-z0-9_]+]]: index, %[[KVOFF:[a-z0-9_]+]]: index)
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
+// CHECK-DAG: %[[BHSD:.+]] = arith.constant 0 : i64
+// CHECK-DAG: %[[LO:.+]] = arith.constant -4611686018427387904 : i64
+// CHECK-DAG: %[[QPOS:.+]] = arith.index_cast %[[QOFF]] : index to i64
+// CHECK-DAG: %[[KVPOS:.+]] = arith.index_cast %[[KVOFF]] : index to i64
+// CHECK: %[[R:.+]]:3 = attn.ukernel.generic "attn_uk_online_step_f32" ins(%[[Q]], %[[K]], %[[K]] : tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) outs(%[[ACC]], %[[M]], %[[S]] : tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) (%[[SCALE]], %[[BHSD]], %[[QPOS]], %[[KVPOS]], %[[LO]], %[[BHSD]] : f32, i64, i64, i64, i64, i64) -> tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>
+// CHECK-NOT: attn.online_attention
+// CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
+func.func @causal(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>,
+                  %acc: tensor<1x4x16x64xf32>, %m: tensor<1x4x16xf32>,
+                  %s: tensor<1x4x16xf32>, %qoff: index, %kvoff: index)
+    -> (tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c100 = arith.constant 100 : index
+  %r:3 = attn.online_attention
+      ins(%q, %k, %k : tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>,
+                       tensor<1x2x32x64xf32>)
+      offsets(%c0, %c0, %qoff, %kvoff : index, index, index, index)
+      extents(%c100, %c100 : index, index)
+      outs(%acc, %m, %s : tensor<1x4x16x64xf32>, tensor<1x4x16xf32>,
+                          tensor<1x4x16xf32>)
+      {structured_mask = #attn.causal<top_left>}
+      -> tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>
+  return %r#0, %r#1, %r#2
+      : tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>
+}
+
+// -----
+
+// A bottom-right window: the query position is shifted by Sk - Sq (whole
+// problem), the band is [-left, right], BSHD is layout 1 and an explicit
+// scale is passed as is. No mask at all is the band [-2^62, 2^62].
+// CHECK-LABEL: func.func @window_bshd
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[BSHD:.+]] = arith.constant 1 : i64
+// CHECK-DAG: %[[LO:.+]] = arith.constant -7 : i64
+// CHECK-DAG: %[[HI:.+]] = arith.constant 2 : i64
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : i64
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : i64
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" {{.*}} (%[[SCALE]], %[[BSHD]], %[[C16]], %[[C0]], %[[LO]], %[[HI]] :
+// CHECK-LABEL: func.func @unmasked
+// CHECK-DAG: %[[NLO:.+]] = arith.constant -4611686018427387904 : i64
+// CHECK-DAG: %[[NHI:.+]] = arith.constant 4611686018427387904 : i64
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" {{.*}} %[[NLO]], %[[NHI]] : f32, i64, i64, i64, i64, i64)
+func.func @window_bshd(%q: tensor<1x8x2x16xf32>, %k: tensor<1x24x2x16xf32>,
+                       %acc: tensor<1x8x2x16xf32>, %m: tensor<1x2x8xf32>,
+                       %s: tensor<1x2x8xf32>)
+    -> (tensor<1x8x2x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>) {
+  %r:3 = attn.online_attention
+      ins(%q, %k, %k : tensor<1x8x2x16xf32>, tensor<1x24x2x16xf32>,
+                       tensor<1x24x2x16xf32>)
+      outs(%acc, %m, %s : tensor<1x8x2x16xf32>, tensor<1x2x8xf32>,
+                          tensor<1x2x8xf32>)
+      {scale = 0.5 : f32, layout = #attn.layout<bshd>,
+       structured_mask = #attn.sliding_window<left = 7, right = 2, alignment = bottom_right>}
+      -> tensor<1x8x2x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>
+  return %r#0, %r#1, %r#2
+      : tensor<1x8x2x16xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>
+}
+func.func @unmasked(%q: tensor<1x1x4x8xf32>, %acc: tensor<1x1x4x8xf32>,
+                    %m: tensor<1x1x4xf32>, %s: tensor<1x1x4xf32>)
+    -> (tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>) {
+  %r:3 = attn.online_attention
+      ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
+                       tensor<1x1x4x8xf32>)
+      outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
+                          tensor<1x1x4xf32>)
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  return %r#0, %r#1, %r#2
+      : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+}
+
+// -----
+
+// Steps the micro-kernel does not implement stay for attn-decompose: f16
+// operands, a mask tensor, a score_mod region.
+// CHECK-LABEL: func.func @not_lowered
+// CHECK-NOT: attn.ukernel.generic
+// CHECK-COUNT-3: attn.online_attention
+// CHECK-NOT: attn.ukernel.generic
+func.func @not_lowered(%q: tensor<1x1x4x8xf32>, %h: tensor<1x1x4x8xf16>,
+                       %mask: tensor<1x1x4x4xi1>, %acc: tensor<1x1x4x8xf32>,
+                       %m: tensor<1x1x4xf32>, %s: tensor<1x1x4xf32>)
+    -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
+  %a:3 = attn.online_attention
+      ins(%h, %h, %h : tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>,
+                       tensor<1x1x4x8xf16>)
+      outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
+                          tensor<1x1x4xf32>)
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  %b:3 = attn.online_attention
+      ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
+                       tensor<1x1x4x8xf32>)
+      mask(%mask : tensor<1x1x4x4xi1>)
+      outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
+                          tensor<1x1x4xf32>)
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  %c:3 = attn.online_attention
+      ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
+                       tensor<1x1x4x8xf32>)
+      outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
+                          tensor<1x1x4xf32>)
+      score_mod {
+      ^bb0(%score: f32, %bi: index, %hh: index, %i: index, %j: index):
+        attn.yield %score : f32
+      }
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  return %a#0, %b#0, %c#0
+      : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+}
