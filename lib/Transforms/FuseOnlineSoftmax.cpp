@@ -115,6 +115,21 @@ static Value isTileFullyVisible(OpBuilder &b, Location loc,
   return arith::AndIOp::create(b, loc, left, right);
 }
 
+/// One past the last key of this attention (its own key indices) that
+/// kv_lens shows, when the attention holds a single batch entry (as attn-tile
+/// makes it), so one length bounds every query; null otherwise. Keys at
+/// whole-problem positions >= kv_lens[b] are hidden.
+static Value keyEndFromLengths(OpBuilder &b, Location loc, AttentionOp op,
+                               ArrayRef<Value> offsets) {
+  Value lens = op.getKvLens();
+  if (!lens || op.getQuery().getType().getDimSize(0) != 1)
+    return Value();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value len = tensor::ExtractOp::create(b, loc, lens, ValueRange{zero});
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
+  return arith::SubIOp::create(b, loc, index, offsets[3]);
+}
+
 FailureOr<FinalizeOnlineAttentionOp>
 mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
                               int64_t kvTileSize) {
@@ -140,6 +155,11 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
       visibleKeyRange(rewriter, loc, op.getStructuredMaskAttr(),
                       position.offsets, position.extents, qLen, kvLen);
   Value kvBegin = range.first, kvEnd = range.second;
+  // So do tiles past the valid keys kv_lens gives; the loop bound then
+  // applies kv_lens exactly, and the steps need no per-element test of it.
+  Value lengthsEnd = keyEndFromLengths(rewriter, loc, op, position.offsets);
+  if (lengthsEnd)
+    kvEnd = arith::MinSIOp::create(rewriter, loc, kvEnd, lengthsEnd);
 
   auto loop = scf::ForOp::create(
       rewriter, loc, kvBegin, kvEnd, tile, statistics,
@@ -149,6 +169,8 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
         Value size = arith::MinSIOp::create(b, nl, tile, rest);
         OnlineStepOperands operands =
             sliceOnlineStep(b, nl, op, position, kv, size);
+        if (lengthsEnd)
+          operands.kvLens = Value();
         auto step = [&](OpBuilder &sb, Location sl, bool masked) {
           OnlineAttentionOp online = createOnlineAttentionStep(
               sb, sl, op, position, operands, carried, masked);

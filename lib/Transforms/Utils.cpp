@@ -127,6 +127,7 @@ mlir::attn::sliceOnlineStep(OpBuilder &b, Location loc, AttentionOp op,
   operands.value = sliceDim(b, loc, op.getValue(), seqPos, kvStart, kvSize);
   operands.mask = sliceKeys(b, loc, op.getMask(), kvStart, kvSize);
   operands.bias = sliceKeys(b, loc, op.getBias(), kvStart, kvSize);
+  operands.kvLens = op.getKvLens();
   operands.offsets = {at[0], at[1], at[2],
                       arith::AddIOp::create(b, loc, at[3], kvStart)};
   return operands;
@@ -138,7 +139,7 @@ OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
     ValueRange statistics, bool withStructuredMask) {
   auto online = OnlineAttentionOp::create(
       b, loc, statistics.getTypes(), op.getQuery(), operands.key,
-      operands.value, operands.mask, operands.bias, op.getKvLens(),
+      operands.value, operands.mask, operands.bias, operands.kvLens,
       operands.offsets, position.extents, statistics[0], statistics[1],
       statistics[2], op.getScaleAttr(),
       withStructuredMask ? op.getStructuredMaskAttr()

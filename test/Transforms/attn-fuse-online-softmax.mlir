@@ -134,3 +134,47 @@ func.func @window_tile(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x256x8xf32>,
       -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// A tile of one batch entry stops at its kv_lens: the loop runs to
+// min(Sk, kv_lens[0] - kv offset), so tiles of padding are never visited and
+// the steps carry no kv_lens of their own. A tile of several batch entries
+// keeps the per-element test.
+// CHECK-LABEL: func.func @kv_lens_tile
+// CHECK-SAME: %[[LENS:[a-z0-9_]+]]: tensor<1xi32>
+// CHECK-SAME: %[[KVOFF:[a-z0-9_]+]]: index
+// CHECK: %[[LEN:.+]] = tensor.extract %[[LENS]][%{{.+}}] : tensor<1xi32>
+// CHECK: %[[LENI:.+]] = arith.index_cast %[[LEN]] : i32 to index
+// CHECK: %[[REL:.+]] = arith.subi %[[LENI]], %[[KVOFF]] : index
+// CHECK: %[[END:.+]] = arith.minsi %[[REL]], %{{.+}} : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[END]] step
+// CHECK: attn.online_attention
+// CHECK-NOT: kv_lens
+// CHECK-SAME: outs(
+// CHECK-LABEL: func.func @kv_lens_batch2
+// CHECK: attn.online_attention
+// CHECK-SAME: kv_lens(
+func.func @kv_lens_tile(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x256x8xf32>,
+                        %lens: tensor<1xi32>, %kvoff: index,
+                        %o: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c512 = arith.constant 512 : index
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>,
+                          tensor<1x2x256x8xf32>, tensor<1x2x256x8xf32>)
+      kv_lens(%lens : tensor<1xi32>)
+      offsets(%c0, %c0, %c0, %kvoff : index, index, index, index)
+      extents(%c16, %c512 : index, index)
+      outs(%o : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
+func.func @kv_lens_batch2(%q: tensor<2x2x16x8xf32>, %k: tensor<2x2x256x8xf32>,
+                          %lens: tensor<2xi32>, %o: tensor<2x2x16x8xf32>)
+    -> tensor<2x2x16x8xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<2x2x16x8xf32>,
+                          tensor<2x2x256x8xf32>, tensor<2x2x256x8xf32>)
+      kv_lens(%lens : tensor<2xi32>)
+      outs(%o : tensor<2x2x16x8xf32>) -> tensor<2x2x16x8xf32>
+  return %0 : tensor<2x2x16x8xf32>
+}

@@ -46,9 +46,10 @@ SmallVector<Value, 3> createInitialStatistics(OpBuilder &b, Location loc,
 
 /// The operands of one online_attention step of `op` over its keys
 /// [kvStart, kvStart + kvSize): K, V and the key dimension of mask and bias
-/// sliced, and the step's whole-problem offsets.
+/// sliced, kv_lens (null when the caller's loop bounds already apply it), and
+/// the step's whole-problem offsets.
 struct OnlineStepOperands {
-  Value key, value, mask, bias;
+  Value key, value, mask, bias, kvLens;
   SmallVector<Value, 4> offsets;
 };
 OnlineStepOperands sliceOnlineStep(OpBuilder &b, Location loc, AttentionOp op,
