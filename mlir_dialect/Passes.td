@@ -113,10 +113,15 @@ def FuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
   let options = [
     Option<"kvTileSize", "kv-tile-size", "int64_t", /*default=*/"64",
            "Keys per tile of the online-softmax loop">,
+    Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
+           "Add the key tiles of each loop (all, and those the loop "
+           "visits) to the i64 globals @attn_tiles_total and "
+           "@attn_tiles_computed (the pass must run on a module)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];

@@ -35,6 +35,7 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
     pm.addPass(createTileAttention(tile));
     FuseOnlineSoftmaxOptions fuse;
     fuse.kvTileSize = options.kvTileSize;
+    fuse.countTiles = options.countTiles;
     pm.addPass(createFuseOnlineSoftmax(fuse));
     if (options.ukernels)
       pm.addPass(createLowerToUKernels());

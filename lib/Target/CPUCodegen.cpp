@@ -276,6 +276,7 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
   pipeline.features = options.features;
   pipeline.fused = options.fused;
   pipeline.ukernels = options.ukernels;
+  pipeline.countTiles = options.countTiles;
   pipeline.kvTileSize = options.kvTileSize;
   pipeline.queryTileSize = options.queryTileSize;
   buildCPUPipeline(pm, pipeline);

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -130,9 +131,24 @@ static Value keyEndFromLengths(OpBuilder &b, Location loc, AttentionOp op,
   return arith::SubIOp::create(b, loc, index, offsets[3]);
 }
 
+/// Atomically adds ceil(max(count, 0) / tile) to the i64 global `counter`.
+static void addTileCount(OpBuilder &b, Location loc, memref::GlobalOp counter,
+                         Value count, Value tile) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value tiles = arith::CeilDivSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, count, zero), tile);
+  Value ref = memref::GetGlobalOp::create(b, loc, counter.getType(),
+                                          counter.getSymName());
+  memref::AtomicRMWOp::create(
+      b, loc, arith::AtomicRMWKind::addi,
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), tiles), ref,
+      ValueRange{});
+}
+
 FailureOr<FinalizeOnlineAttentionOp>
 mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
-                              int64_t kvTileSize) {
+                              int64_t kvTileSize,
+                              ArrayRef<memref::GlobalOp> tileCounters) {
   if (kvTileSize <= 0)
     return rewriter.notifyMatchFailure(op, "kv-tile-size must be positive");
   OpBuilder::InsertionGuard guard(rewriter);
@@ -160,6 +176,12 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
   Value lengthsEnd = keyEndFromLengths(rewriter, loc, op, position.offsets);
   if (lengthsEnd)
     kvEnd = arith::MinSIOp::create(rewriter, loc, kvEnd, lengthsEnd);
+
+  if (tileCounters.size() == 2) {
+    addTileCount(rewriter, loc, tileCounters[0], kvLen, tile);
+    addTileCount(rewriter, loc, tileCounters[1],
+                 arith::SubIOp::create(rewriter, loc, kvEnd, kvBegin), tile);
+  }
 
   auto loop = scf::ForOp::create(
       rewriter, loc, kvBegin, kvEnd, tile, statistics,
@@ -196,6 +218,21 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
   return finalize;
 }
 
+/// The public i64 global `name` (initially 0) of `module`.
+static memref::GlobalOp getOrCreateCounter(OpBuilder &b, ModuleOp module,
+                                           StringRef name) {
+  if (auto existing = module.lookupSymbol<memref::GlobalOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto type = MemRefType::get({}, b.getI64Type());
+  return memref::GlobalOp::create(
+      b, module.getLoc(), name, b.getStringAttr("public"), type,
+      DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
+                             int64_t(0)),
+      /*constant=*/false, /*alignment=*/IntegerAttr());
+}
+
 namespace {
 struct FuseOnlineSoftmaxPass
     : attn::impl::FuseOnlineSoftmaxBase<FuseOnlineSoftmaxPass> {
@@ -210,8 +247,20 @@ struct FuseOnlineSoftmaxPass
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
+    SmallVector<memref::GlobalOp, 2> counters;
+    if (countTiles) {
+      auto module = dyn_cast<ModuleOp>(getOperation());
+      if (!module) {
+        getOperation()->emitError()
+            << "attn-fuse-online-softmax: count-tiles needs the pass to run "
+               "on a module";
+        return signalPassFailure();
+      }
+      for (StringRef name : {"attn_tiles_total", "attn_tiles_computed"})
+        counters.push_back(getOrCreateCounter(rewriter, module, name));
+    }
     WalkResult result = getOperation()->walk([&](AttentionOp op) -> WalkResult {
-      if (failed(fuseOnlineSoftmax(rewriter, op, tileSize)))
+      if (failed(fuseOnlineSoftmax(rewriter, op, tileSize, counters)))
         return WalkResult::interrupt();
       return WalkResult::advance();
     });

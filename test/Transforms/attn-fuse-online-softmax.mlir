@@ -1,6 +1,8 @@
 // RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --canonicalize --cse --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --attn-decompose --canonicalize --split-input-file | FileCheck %s --check-prefix=LOWERED
 // RUN: not attn-opt %s --attn-fuse-online-softmax="kv-tile-size=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32 count-tiles=true" --canonicalize --split-input-file | FileCheck %s --check-prefix=COUNT
+// RUN: not attn-opt %s --pass-pipeline="builtin.module(func.func(attn-fuse-online-softmax{count-tiles=true}))" --split-input-file 2>&1 | FileCheck %s --check-prefix=COUNTNEST
 
 // The attention becomes a loop over key tiles carrying (acc, max, sum),
 // starting from (0, -inf, 0), with K, V and the key dimension of the mask
@@ -177,4 +179,34 @@ func.func @kv_lens_batch2(%q: tensor<2x2x16x8xf32>, %k: tensor<2x2x256x8xf32>,
       kv_lens(%lens : tensor<2xi32>)
       outs(%o : tensor<2x2x16x8xf32>) -> tensor<2x2x16x8xf32>
   return %0 : tensor<2x2x16x8xf32>
+}
+
+// -----
+
+// count-tiles: before the loop, ceil(Sk / tile) key tiles are added to
+// @attn_tiles_total and ceil((end - begin) / tile) (the tiles the loop
+// visits) to @attn_tiles_computed. Here keys [0, min(kv_lens[0], 256)).
+// COUNT-DAG: memref.global "public" @attn_tiles_total : memref<i64> = dense<0>
+// COUNT-DAG: memref.global "public" @attn_tiles_computed : memref<i64> = dense<0>
+// COUNT-LABEL: func.func @counted
+// COUNT-DAG: %[[C8:.+]] = arith.constant 8 : i64
+// COUNT-DAG: %[[C32:.+]] = arith.constant 32 : index
+// COUNT: %[[END:.+]] = arith.minsi
+// COUNT: %[[TOTAL:.+]] = memref.get_global @attn_tiles_total : memref<i64>
+// COUNT: memref.atomic_rmw addi %[[C8]], %[[TOTAL]][] : (i64, memref<i64>) -> i64
+// COUNT: %[[POS:.+]] = arith.maxsi %[[END]]
+// COUNT: %[[N:.+]] = arith.ceildivsi %[[POS]], %[[C32]] : index
+// COUNT: %[[DONE:.+]] = memref.get_global @attn_tiles_computed : memref<i64>
+// COUNT: %[[NI:.+]] = arith.index_cast %[[N]] : index to i64
+// COUNT: memref.atomic_rmw addi %[[NI]], %[[DONE]][] : (i64, memref<i64>) -> i64
+// COUNT: scf.for
+// COUNTNEST: count-tiles needs the pass to run on a module
+func.func @counted(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x256x8xf32>,
+                   %lens: tensor<1xi32>, %o: tensor<1x2x16x8xf32>)
+    -> tensor<1x2x16x8xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>,
+                          tensor<1x2x256x8xf32>, tensor<1x2x256x8xf32>)
+      kv_lens(%lens : tensor<1xi32>)
+      outs(%o : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
 }

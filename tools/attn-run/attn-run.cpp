@@ -344,6 +344,7 @@ int main(int argc, char **argv) {
   options.features = features;
   options.fused = fused;
   options.ukernels = ukernels;
+  options.countTiles = fused; // one atomic add per query tile and counter
   options.kvTileSize = kvTileSize;
   options.queryTileSize = queryTileSize;
   auto llvmCtx = std::make_unique<llvm::LLVMContext>();
@@ -382,6 +383,19 @@ int main(int argc, char **argv) {
   auto errorString = (*jit)
                          ->lookup((entryName + "_error_string").str())
                          ->toPtr<const char *(int)>();
+
+  // The fused loops' key-tile counters (absent when no loop was fused).
+  auto counter = [&](StringRef name) -> int64_t * {
+    auto symbol = (*jit)->lookup(name);
+    if (!symbol) {
+      llvm::consumeError(symbol.takeError());
+      return nullptr;
+    }
+    return symbol->toPtr<int64_t *>();
+  };
+  int64_t *tilesTotalCounter = counter("attn_tiles_total");
+  int64_t *tilesComputedCounter = counter("attn_tiles_computed");
+  int64_t tilesTotal = 0, tilesComputed = 0;
 
   const attn_operand_desc &outDesc = signature->operands.back().desc;
   double tolerance =
@@ -451,7 +465,13 @@ int main(int argc, char **argv) {
       }
     }
 
+    if (tilesTotalCounter && tilesComputedCounter)
+      *tilesTotalCounter = *tilesComputedCounter = 0;
     int status = callEntry(entry, tensors);
+    if (tilesTotalCounter && tilesComputedCounter) {
+      tilesTotal += *tilesTotalCounter;
+      tilesComputed += *tilesComputedCounter;
+    }
     if (status != 0) {
       llvm::errs() << "attn-run: error: the kernel returned " << status << ": "
                    << errorString(status) << "\n";
@@ -518,6 +538,9 @@ int main(int argc, char **argv) {
         {"threads", threads.getValue()},
         {"fused", fused.getValue()},
         {"ukernels", fused && ukernels},
+        {"tiles_total", tilesTotal ? llvm::json::Value(tilesTotal) : nullptr},
+        {"tiles_computed",
+         tilesTotal ? llvm::json::Value(tilesComputed) : nullptr},
         {"seed", seed.getValue()},
         {"peak_rss_mb", peakRssMegabytes()},
     };

@@ -36,6 +36,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "register-blocked C micro-kernel "
                      "(attn-lower-to-ukernels); false: the linalg lowering"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> countTiles{
+      *this, "count-tiles",
+      llvm::cl::desc("Count the fused loops' key tiles (all and visited) in "
+                     "the globals @attn_tiles_total and @attn_tiles_computed "
+                     "(attn-run reports them)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> kvTileSize{
       *this, "kv-tile-size", llvm::cl::desc("Keys per tile of the fused loop"),
       llvm::cl::init(64)};

@@ -49,6 +49,7 @@ struct CPUTargetOptions {
   std::string features = "host"; // "+avx2,+fma", or host
   bool fused = true;             // false: the naive reference lowering
   bool ukernels = true;          // fused f32 tile steps in the C micro-kernel
+  bool countTiles = false;       // @attn_tiles_total, @attn_tiles_computed
   int64_t kvTileSize = 64;       // keys per tile when fused
   int64_t queryTileSize = 64;    // queries per parallel tile when fused
 };

@@ -11,6 +11,7 @@
 #define ATTN_TRANSFORMS_TRANSFORMS_H
 
 #include "attn/IR/AttnOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -42,9 +43,12 @@ FailureOr<Value> decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
 
 /// Replaces `op` with an scf.for over key/value tiles of `kvTileSize` keys
 /// carrying (acc, max, sum) through attn.online_attention, and a final
-/// attn.finalize_online_attention. Returns the finalize op.
+/// attn.finalize_online_attention. Returns the finalize op. With
+/// `tileCounters` (memref<i64> globals: all key tiles, visited key tiles),
+/// the loop adds its counts to them atomically.
 FailureOr<FinalizeOnlineAttentionOp>
-fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op, int64_t kvTileSize);
+fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op, int64_t kvTileSize,
+                  ArrayRef<memref::GlobalOp> tileCounters = {});
 
 /// Tile sizes of tileAttention.
 struct AttentionTileSizes {
