@@ -52,6 +52,18 @@ config.substitutions.append(
     )
 )
 
+# mlir-runner's runtime libraries for executed IR tests (and libomp for
+# lowered OpenMP loops).
+config.substitutions.append(
+    (
+        "%mlir_runner_libs",
+        "-shared-libs={0}/libmlir_c_runner_utils.so,{1}/libomp.so".format(
+            os.path.join(os.path.dirname(config.llvm_tools_dir), "lib"),
+            config.attn_libomp_dir,
+        ),
+    )
+)
+
 # `%expect_exit N cmd...` fails unless cmd exits with exactly N.
 config.substitutions.append(
     (

@@ -19,4 +19,5 @@ void AttnDialect::initialize() {
       >();
   registerAttributes();
   registerBufferizableOpInterfaceExternalModels(getContext());
+  registerTilingInterfaceExternalModels(getContext());
 }
