@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Target/CPUKernel.h"
+#include "attn/Tools/CPUKernelFlags.h"
 #include "attn/Tools/KernelSource.h"
 #include "attn/Transforms/Transforms.h"
 
@@ -43,32 +44,10 @@ static cl::opt<std::string>
              cl::desc("The kernel function in FILE (default: the only one "
                       "holding an attn.attention)"),
              cl::init(""));
-static cl::opt<std::string>
-    cpu("cpu", cl::desc("Target CPU (LLVM name), or host"), cl::init("host"));
-static cl::opt<bool>
-    fused("fused",
-          cl::desc("Tile and fuse the softmax into an online loop over "
-                   "key/value tiles (default); --fused=false: the naive, "
-                   "unfused reference lowering"),
-          cl::init(true));
-static cl::opt<bool>
-    ukernels("ukernels",
-             cl::desc("With --fused, run the f32 tile steps in the "
-                      "register-blocked C micro-kernel (default); "
-                      "--ukernels=false: through linalg"),
-             cl::init(true));
-static cl::opt<int64_t> kvTileSize("kv-tile-size",
-                                   cl::desc("Keys per tile with --fused"),
-                                   cl::init(64));
-static cl::opt<int64_t>
-    queryTileSize("query-tile-size",
-                  cl::desc("Queries per parallel tile with --fused"),
-                  cl::init(64));
-static cl::opt<std::string>
-    features("features", cl::desc("Target features (+avx2,...), or host"),
-             cl::init("host"));
 static cl::opt<std::string> outDir("o", cl::desc("Output directory"),
                                    cl::value_desc("OUTDIR"), cl::Required);
+
+static CPUKernelFlags flags;
 
 static int usageError(const Twine &message) {
   llvm::errs() << "attn-compile: error: " << message << "\n";
@@ -125,15 +104,15 @@ static llvm::json::Value manifest(const KernelSource &source,
                                    : llvm::json::Value(inputFile.getValue())},
       {"variant_hash", hash},
       {"target", target.getValue()},
-      {"cpu", resolveHostCPU(cpu)},
-      {"features", resolveHostFeatures(features)},
+      {"cpu", resolveHostCPU(flags.cpu)},
+      {"features", resolveHostFeatures(flags.features)},
       {"flags",
-       llvm::json::Object{{"cpu", cpu.getValue()},
-                          {"features", features.getValue()},
-                          {"fused", fused.getValue()},
-                          {"ukernels", ukernels.getValue()},
-                          {"kv_tile_size", kvTileSize.getValue()},
-                          {"query_tile_size", queryTileSize.getValue()}}},
+       llvm::json::Object{{"cpu", flags.cpu.getValue()},
+                          {"features", flags.features.getValue()},
+                          {"fused", flags.fused.getValue()},
+                          {"ukernels", flags.ukernels.getValue()},
+                          {"kv_tile_size", flags.kvTileSize.getValue()},
+                          {"query_tile_size", flags.queryTileSize.getValue()}}},
       {"abi", "dlpack"},
       {"object", kernelName + ".o"},
       {"header", kernelName + ".h"},
@@ -152,7 +131,7 @@ int main(int argc, char **argv) {
     return usageError("--target nvptx is not implemented yet");
   if (target != "cpu")
     return usageError("unknown --target '" + target + "' (expected cpu)");
-  if (kvTileSize <= 0 || queryTileSize <= 0)
+  if (flags.kvTileSize <= 0 || flags.queryTileSize <= 0)
     return usageError("--kv-tile-size and --query-tile-size must be positive");
   if (!isCIdentifier(kernelName))
     return usageError("--name '" + kernelName + "' is not a C identifier");
@@ -174,21 +153,16 @@ int main(int argc, char **argv) {
 
   // The variant: the kernel as written, plus everything that changes code.
   std::string identity =
-      printed(source->func) + "\n" + target + "\n" + resolveHostCPU(cpu) +
-      "\n" + resolveHostFeatures(features) + "\n" +
-      (fused ? "fused:" + std::to_string(queryTileSize) + "x" +
-                   std::to_string(kvTileSize) + (ukernels ? ":ukernels" : "")
-             : "naive");
+      printed(source->func) + "\n" + target + "\n" + resolveHostCPU(flags.cpu) +
+      "\n" + resolveHostFeatures(flags.features) + "\n" +
+      (flags.fused ? "fused:" + std::to_string(flags.queryTileSize) + "x" +
+                         std::to_string(flags.kvTileSize) +
+                         (flags.ukernels ? ":ukernels" : "")
+                   : "naive");
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(identity),
                                      /*LowerCase=*/true, /*Width=*/16);
 
-  CPUTargetOptions options;
-  options.cpu = cpu;
-  options.features = features;
-  options.fused = fused;
-  options.ukernels = ukernels;
-  options.kvTileSize = kvTileSize;
-  options.queryTileSize = queryTileSize;
+  CPUTargetOptions options = flags.options();
   llvm::LLVMContext llvmCtx;
   FailureOr<std::unique_ptr<llvm::Module>> module =
       compileCPUKernel(source->func, kernelName, *signature, options, llvmCtx);

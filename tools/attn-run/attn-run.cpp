@@ -11,6 +11,7 @@
 
 #include "attn/IR/AttnOps.h"
 #include "attn/Target/CPUKernel.h"
+#include "attn/Tools/CPUKernelFlags.h"
 #include "attn/Tools/KernelSource.h"
 #include "attn/Tools/Reference.h"
 #include "attn/Tools/RegionInterpreter.h"
@@ -71,30 +72,8 @@ static cl::opt<double>
     toleranceOpt("tolerance",
                  cl::desc("Max abs error for --check (default: by dtype)"),
                  cl::init(-1));
-static cl::opt<std::string> cpu("cpu", cl::desc("Target CPU, or host"),
-                                cl::init("host"));
-static cl::opt<bool>
-    fused("fused",
-          cl::desc("Tile and fuse the softmax into an online loop over "
-                   "key/value tiles (default); --fused=false: the naive, "
-                   "unfused reference lowering"),
-          cl::init(true));
-static cl::opt<bool>
-    ukernels("ukernels",
-             cl::desc("With --fused, run the f32 tile steps in the "
-                      "register-blocked C micro-kernel (default); "
-                      "--ukernels=false: through linalg"),
-             cl::init(true));
-static cl::opt<int64_t> kvTileSize("kv-tile-size",
-                                   cl::desc("Keys per tile with --fused"),
-                                   cl::init(64));
-static cl::opt<int64_t>
-    queryTileSize("query-tile-size",
-                  cl::desc("Queries per parallel tile with --fused"),
-                  cl::init(64));
-static cl::opt<std::string> features("features",
-                                     cl::desc("Target features, or host"),
-                                     cl::init("host"));
+
+static CPUKernelFlags flags;
 
 static int usageError(const Twine &message) {
   llvm::errs() << "attn-run: error: " << message << "\n";
@@ -284,7 +263,7 @@ int main(int argc, char **argv) {
   if (threads == 0)
     return usageError("--threads must be positive");
   omp_set_num_threads(static_cast<int>(threads));
-  if (kvTileSize <= 0 || queryTileSize <= 0)
+  if (flags.kvTileSize <= 0 || flags.queryTileSize <= 0)
     return usageError("--kv-tile-size and --query-tile-size must be positive");
   if (runs == 0)
     return usageError("--runs must be positive");
@@ -339,14 +318,8 @@ int main(int argc, char **argv) {
   }
 
   // Compile exactly as attn-compile does, then JIT the LLVM module.
-  CPUTargetOptions options;
-  options.cpu = cpu;
-  options.features = features;
-  options.fused = fused;
-  options.ukernels = ukernels;
-  options.countTiles = fused; // one atomic add per query tile and counter
-  options.kvTileSize = kvTileSize;
-  options.queryTileSize = queryTileSize;
+  CPUTargetOptions options = flags.options();
+  options.countTiles = flags.fused; // one atomic add per query tile and counter
   auto llvmCtx = std::make_unique<llvm::LLVMContext>();
   StringRef entryName = "attn_run_kernel";
   FailureOr<std::unique_ptr<llvm::Module>> module =
@@ -358,9 +331,9 @@ int main(int argc, char **argv) {
   auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!machineBuilder)
     return usageError(llvm::toString(machineBuilder.takeError()));
-  machineBuilder->setCPU(resolveHostCPU(cpu));
+  machineBuilder->setCPU(resolveHostCPU(flags.cpu));
   machineBuilder->getFeatures() =
-      llvm::SubtargetFeatures(resolveHostFeatures(features));
+      llvm::SubtargetFeatures(resolveHostFeatures(flags.features));
   machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto jit = llvm::orc::LLJITBuilder()
                  .setJITTargetMachineBuilder(std::move(*machineBuilder))
@@ -536,8 +509,8 @@ int main(int argc, char **argv) {
         {"median_ms", bench ? llvm::json::Value(medianMs) : nullptr},
         {"gflops", bench ? llvm::json::Value(gflops) : nullptr},
         {"threads", threads.getValue()},
-        {"fused", fused.getValue()},
-        {"ukernels", fused && ukernels},
+        {"fused", flags.fused.getValue()},
+        {"ukernels", flags.fused && flags.ukernels},
         {"tiles_total", tilesTotal ? llvm::json::Value(tilesTotal) : nullptr},
         {"tiles_computed",
          tilesTotal ? llvm::json::Value(tilesComputed) : nullptr},

@@ -1,0 +1,60 @@
+//===- CPUKernelFlags.h - code generation flags of the tools ----*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TOOLS_CPUKERNELFLAGS_H
+#define ATTN_TOOLS_CPUKERNELFLAGS_H
+
+#include "attn/Target/CPUKernel.h"
+
+#include "llvm/Support/CommandLine.h"
+
+namespace mlir::attn {
+
+/// The CPU code generation flags attn-compile and attn-run share, so both
+/// compile a kernel the same way. Define one instance at file scope: its
+/// options register with the command line like any static cl::opt.
+struct CPUKernelFlags {
+  llvm::cl::opt<std::string> cpu{
+      "cpu", llvm::cl::desc("Target CPU (LLVM name), or host"),
+      llvm::cl::init("host")};
+  llvm::cl::opt<std::string> features{
+      "features", llvm::cl::desc("Target features (+avx2,...), or host"),
+      llvm::cl::init("host")};
+  llvm::cl::opt<bool> fused{
+      "fused",
+      llvm::cl::desc("Tile and fuse the softmax into an online loop over "
+                     "key/value tiles (default); --fused=false: the naive, "
+                     "unfused reference lowering"),
+      llvm::cl::init(true)};
+  llvm::cl::opt<bool> ukernels{
+      "ukernels",
+      llvm::cl::desc("With --fused, run the f32 tile steps in the "
+                     "register-blocked C micro-kernel (default); "
+                     "--ukernels=false: through linalg"),
+      llvm::cl::init(true)};
+  llvm::cl::opt<int64_t> kvTileSize{
+      "kv-tile-size", llvm::cl::desc("Keys per tile with --fused"),
+      llvm::cl::init(64)};
+  llvm::cl::opt<int64_t> queryTileSize{
+      "query-tile-size",
+      llvm::cl::desc("Queries per parallel tile with --fused"),
+      llvm::cl::init(64)};
+
+  CPUTargetOptions options() const {
+    CPUTargetOptions options;
+    options.cpu = cpu;
+    options.features = features;
+    options.fused = fused;
+    options.ukernels = ukernels;
+    options.kvTileSize = kvTileSize;
+    options.queryTileSize = queryTileSize;
+    return options;
+  }
+};
+
+} // namespace mlir::attn
+
+#endif // ATTN_TOOLS_CPUKERNELFLAGS_H
