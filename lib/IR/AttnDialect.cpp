@@ -19,5 +19,4 @@ void AttnDialect::initialize() {
       >();
   registerAttributes();
   registerBufferizableOpInterfaceExternalModels(getContext());
-  registerTilingInterfaceExternalModels(getContext());
 }

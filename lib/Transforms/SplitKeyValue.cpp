@@ -34,19 +34,6 @@ static Value emptyWithSplits(OpBuilder &b, Location loc, Value like,
   return tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
 }
 
-/// exp(partial max - merged max), or 0 where every key was hidden.
-static Value mergeWeight(OpBuilder &b, Location loc, Value partialMax,
-                         Value mergedMax) {
-  Value negInf = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Value e = math::ExpOp::create(
-      b, loc, arith::SubFOp::create(b, loc, partialMax, mergedMax));
-  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                      mergedMax, negInf);
-  return arith::SelectOp::create(b, loc, empty, zero, e);
-}
-
 FailureOr<FinalizeOnlineAttentionOp>
 mlir::attn::splitKeyValue(RewriterBase &rewriter, AttentionOp op,
                           int64_t splits) {
@@ -102,68 +89,13 @@ mlir::attn::splitKeyValue(RewriterBase &rewriter, AttentionOp op,
                                           offsets, sizes, strides);
   }
   rewriter.setInsertionPointAfter(forall);
-  Value accParts = forall.getResult(0), maxParts = forall.getResult(1),
-        sumParts = forall.getResult(2);
 
-  // The merge: M = max_s max_s; acc and sum are sums of the partials scaled
-  // by exp(max_s - M). Loops: the statistic's own dimensions, then s.
-  AffineExpr d0, d1, d2, d3, d4;
-  bindDims(ctx, d0, d1, d2, d3, d4);
-  auto map = [&](unsigned numDims, ArrayRef<AffineExpr> exprs) {
-    return AffineMap::get(numDims, 0, exprs, ctx);
-  };
-  SmallVector<utils::IteratorType> rowIters(3, utils::IteratorType::parallel);
-  rowIters.push_back(utils::IteratorType::reduction);
-  auto rowGeneric = [&](ValueRange inputs, ArrayRef<AffineMap> maps, Value init,
-                        auto body) {
-    return linalg::GenericOp::create(rewriter, loc, init.getType(), inputs,
-                                     init, maps, rowIters, body)
-        .getResult(0);
-  };
-  AffineMap rowPart = map(4, {d3, d0, d1, d2}), row = map(4, {d0, d1, d2});
-  Value mergedMax = rowGeneric(
-      maxParts, {rowPart, row},
-      createFilledF32(rewriter, loc,
-                      tensor::getMixedSizes(rewriter, loc, shapes[1]),
-                      -std::numeric_limits<float>::infinity()),
-      [](OpBuilder &b, Location l, ValueRange args) {
-        linalg::YieldOp::create(
-            b, l,
-            ValueRange{arith::MaximumFOp::create(b, l, args[0], args[1])});
-      });
-  auto weightedSum = [](OpBuilder &b, Location l, ValueRange args) {
-    // args: partial value, partial max, merged max, accumulator.
-    Value w = mergeWeight(b, l, args[1], args[2]);
-    Value term = arith::MulFOp::create(b, l, w, args[0]);
-    linalg::YieldOp::create(
-        b, l, ValueRange{arith::AddFOp::create(b, l, term, args[3])});
-  };
-  Value sum = rowGeneric(
-      {sumParts, maxParts, mergedMax}, {rowPart, rowPart, row, row},
-      createFilledF32(rewriter, loc,
-                      tensor::getMixedSizes(rewriter, loc, shapes[2]), 0.0f),
-      weightedSum);
-
-  // acc is [B, H, S, Dv] or [B, S, H, Dv]; its rows are [B, H, S].
-  bool bhsd = op.getLayout() == Layout::BHSD;
-  AffineMap accRowPart =
-      bhsd ? map(5, {d4, d0, d1, d2}) : map(5, {d4, d0, d2, d1});
-  AffineMap accRow = bhsd ? map(5, {d0, d1, d2}) : map(5, {d0, d2, d1});
-  SmallVector<utils::IteratorType> accIters(4, utils::IteratorType::parallel);
-  accIters.push_back(utils::IteratorType::reduction);
-  Value acc = linalg::GenericOp::create(
-                  rewriter, loc, shapes[0].getType(),
-                  ValueRange{accParts, maxParts, mergedMax},
-                  createFilledF32(
-                      rewriter, loc,
-                      tensor::getMixedSizes(rewriter, loc, shapes[0]), 0.0f),
-                  ArrayRef<AffineMap>{map(5, {d4, d0, d1, d2, d3}), accRowPart,
-                                      accRow, map(5, {d0, d1, d2, d3})},
-                  accIters, weightedSum)
-                  .getResult(0);
-
+  // The merge, from a fresh state: nothing precedes the ranges.
+  SmallVector<Value, 3> merged =
+      mergePartialStatistics(rewriter, loc, op.getLayout(), forall.getResults(),
+                             createInitialStatistics(rewriter, loc, op));
   auto finalize = FinalizeOnlineAttentionOp::create(
-      rewriter, loc, op.getInit().getType(), acc, sum, op.getInit(),
+      rewriter, loc, op.getInit().getType(), merged[0], merged[2], op.getInit(),
       op.getLayoutAttr());
   rewriter.replaceOp(op, finalize.getResult());
   return finalize;

@@ -150,3 +150,84 @@ OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
       b.cloneRegionBefore(from, to, to.end());
   return online;
 }
+
+/// exp(max - merged max), or 0 where every key was hidden.
+static Value mergeWeight(OpBuilder &b, Location loc, Value max,
+                         Value mergedMax) {
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value e = math::ExpOp::create(b, loc,
+                                arith::SubFOp::create(b, loc, max, mergedMax));
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                      mergedMax, negInf);
+  return arith::SelectOp::create(b, loc, empty, zero, e);
+}
+
+SmallVector<Value, 3>
+mlir::attn::mergePartialStatistics(OpBuilder &b, Location loc, Layout layout,
+                                   ValueRange parts, ValueRange state) {
+  MLIRContext *ctx = b.getContext();
+  AffineExpr d0, d1, d2, d3, d4;
+  bindDims(ctx, d0, d1, d2, d3, d4);
+  auto map = [&](unsigned numDims, ArrayRef<AffineExpr> exprs) {
+    return AffineMap::get(numDims, 0, exprs, ctx);
+  };
+  auto iterators = [](unsigned parallel, unsigned reduction) {
+    SmallVector<utils::IteratorType> iters(parallel,
+                                           utils::IteratorType::parallel);
+    iters.append(reduction, utils::IteratorType::reduction);
+    return iters;
+  };
+  auto generic =
+      [&](ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
+          unsigned reductions,
+          function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+        unsigned loops = maps.front().getNumDims();
+        return linalg::GenericOp::create(
+                   b, loc, init.getType(), inputs, init, maps,
+                   iterators(loops - reductions, reductions), body)
+            .getResult(0);
+      };
+  auto yield = [](OpBuilder &nb, Location nl, Value v) {
+    linalg::YieldOp::create(nb, nl, ValueRange{v});
+  };
+
+  // Rows (b, h, i) of max and sum, then the partial index s.
+  AffineMap rowPart = map(4, {d3, d0, d1, d2}), row = map(4, {d0, d1, d2});
+  Value mergedMax = generic(
+      parts[1], state[1], {rowPart, row}, 1,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        yield(nb, nl, arith::MaximumFOp::create(nb, nl, args[0], args[1]));
+      });
+  // state * exp(state max - M), then + sum_s part_s * exp(max_s - M).
+  auto scale = [&](OpBuilder &nb, Location nl, ValueRange args) {
+    Value w = mergeWeight(nb, nl, args[1], args[2]);
+    yield(nb, nl, arith::MulFOp::create(nb, nl, w, args[0]));
+  };
+  auto weightedSum = [&](OpBuilder &nb, Location nl, ValueRange args) {
+    Value w = mergeWeight(nb, nl, args[1], args[2]);
+    Value term = arith::MulFOp::create(nb, nl, w, args[0]);
+    yield(nb, nl, arith::AddFOp::create(nb, nl, term, args[3]));
+  };
+  AffineMap row3 = map(3, {d0, d1, d2});
+  Value sumInit = generic({state[2], state[1], mergedMax}, state[2],
+                          {row3, row3, row3, row3}, 0, scale);
+  Value sum = generic({parts[2], parts[1], mergedMax}, sumInit,
+                      {rowPart, rowPart, row, row}, 1, weightedSum);
+
+  // acc is [B, H, S, Dv] or [B, S, H, Dv]; its rows are [B, H, S].
+  bool bhsd = layout == Layout::BHSD;
+  AffineMap acc4 = map(4, {d0, d1, d2, d3});
+  AffineMap accRow4 = bhsd ? map(4, {d0, d1, d2}) : map(4, {d0, d2, d1});
+  Value accInit = generic({state[0], state[1], mergedMax}, state[0],
+                          {acc4, accRow4, accRow4, acc4}, 0, scale);
+  AffineMap accRowPart =
+      bhsd ? map(5, {d4, d0, d1, d2}) : map(5, {d4, d0, d2, d1});
+  AffineMap accRow = bhsd ? map(5, {d0, d1, d2}) : map(5, {d0, d2, d1});
+  Value acc = generic({parts[0], parts[1], mergedMax}, accInit,
+                      {map(5, {d4, d0, d1, d2, d3}), accRowPart, accRow,
+                       map(5, {d0, d1, d2, d3})},
+                      1, weightedSum);
+  return {acc, mergedMax, sum};
+}

@@ -7,6 +7,7 @@
 #include "attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/Transforms.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -34,6 +35,7 @@ int main(int argc, char **argv) {
   registerAllDialects(registry);
   registerAllExtensions(registry);
   registerAllToLLVMIRTranslations(registry);
+  attn::registerTilingInterfaceExternalModels(registry);
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "attn optimizer driver\n", registry);

@@ -34,9 +34,6 @@ inline int64_t getSeqDimPos(Layout layout) {
 /// Attaches the bufferization model of attn.ukernel.generic (in
 /// BufferizableOpInterfaceImpl.cpp); the dialect does so when it loads.
 void registerBufferizableOpInterfaceExternalModels(MLIRContext *ctx);
-/// Attaches TilingInterface to attn.online_attention (in
-/// TilingInterfaceImpl.cpp); the dialect does so when it loads.
-void registerTilingInterfaceExternalModels(MLIRContext *ctx);
 } // namespace mlir::attn
 
 #endif // ATTN_IR_ATTNDIALECT_H

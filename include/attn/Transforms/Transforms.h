@@ -31,6 +31,10 @@ FailureOr<Value> decomposeAttention(RewriterBase &rewriter, AttentionOp op);
 FailureOr<SmallVector<Value>> decomposeOnlineAttention(RewriterBase &rewriter,
                                                        OnlineAttentionOp op);
 
+/// Registers TilingInterface and PartialReductionOpInterface for
+/// attn.online_attention (lib/Transforms/TilingInterfaceImpl.cpp).
+void registerTilingInterfaceExternalModels(DialectRegistry &registry);
+
 /// Replaces `op` with a call of the f32 online-step micro-kernel
 /// (attn.ukernel.generic) when the micro-kernel implements it: f32 operands,
 /// no mask, bias, kv_lens or regions, and no structured mask but a band.

@@ -66,6 +66,15 @@ OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
                                             ValueRange statistics,
                                             bool withStructuredMask = true);
 
+/// Merges partial online statistics `parts` (acc, max, sum, each with a
+/// leading dimension of partials, e.g. one per key range) into the running
+/// `state` (acc, max, sum): with M = max(max, max_s max_s), every sum and acc
+/// (the state's too) is scaled by exp(its max - M), 0 where all keys were
+/// hidden, and added. acc is in `layout`. Returns the merged (acc, max, sum).
+SmallVector<Value, 3> mergePartialStatistics(OpBuilder &b, Location loc,
+                                             Layout layout, ValueRange parts,
+                                             ValueRange state);
+
 } // namespace mlir::attn
 
 #endif // ATTN_TRANSFORMS_UTILS_H
