@@ -112,7 +112,12 @@ def FuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
   }];
   let options = [
     Option<"kvTileSize", "kv-tile-size", "int64_t", /*default=*/"64",
-           "Keys per tile of the online-softmax loop">,
+           "Keys per tile of the online-softmax loop (0: derived from "
+           "l2-cache-size)">,
+    Option<"l2CacheSize", "l2-cache-size", "int64_t", /*default=*/"0",
+           "Bytes of L2 cache per core that kv-tile-size=0 derives the tile "
+           "from: K and V tiles of L2 / (16 (D + Dv)) keys (ONNX Runtime's "
+           "rule), in whole 64-key micro-kernel chunks, 64 to 1024">,
     Option<"countTiles", "count-tiles", "bool", /*default=*/"false",
            "Add the key tiles of each loop (all, and those the loop "
            "visits) to the i64 globals @attn_tiles_total and "
@@ -156,7 +161,11 @@ def TileAttention : Pass<"attn-tile"> {
     Option<"headTileSize", "head-tile-size", "int64_t", /*default=*/"1",
            "Key/value heads per tile (with all their query heads)">,
     Option<"queryTileSize", "query-tile-size", "int64_t", /*default=*/"64",
-           "Queries per tile">,
+           "Queries per tile (0: derived from l2-cache-size)">,
+    Option<"l2CacheSize", "l2-cache-size", "int64_t", /*default=*/"0",
+           "Bytes of L2 cache per core that query-tile-size=0 derives the "
+           "tile from (ONNX Runtime's rule: min(Bc, D + Dv) queries with "
+           "Bc = L2 / (16 (D + Dv)))">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

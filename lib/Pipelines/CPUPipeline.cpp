@@ -16,14 +16,43 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Threading.h"
 
 #include <algorithm>
 
 using namespace mlir;
 
+int64_t mlir::attn::getL2CacheSize(StringRef cpu) {
+  constexpr int64_t kDefault = 1 << 20;
+  if (cpu != "host")
+    return kDefault;
+  // Linux describes each cache of cpu0 under cache/indexN.
+  for (int index = 0; index < 8; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    auto read = [&](StringRef file) -> std::string {
+      auto buffer = llvm::MemoryBuffer::getFile(dir + "/" + file.str(),
+                                                /*IsText=*/true);
+      return buffer ? (*buffer)->getBuffer().trim().str() : std::string();
+    };
+    if (read("level") != "2" || read("type") == "Instruction")
+      continue;
+    StringRef size = read("size");
+    int64_t value = 0;
+    if (size.consume_back("K") && !size.getAsInteger(10, value))
+      return value * 1024;
+    if (size.consume_back("M") && !size.getAsInteger(10, value))
+      return value * 1024 * 1024;
+  }
+  return kDefault;
+}
+
 void mlir::attn::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
+  int64_t l2CacheSize = options.l2CacheSize > 0
+                            ? static_cast<int64_t>(options.l2CacheSize)
+                            : getL2CacheSize(options.cpu);
   // attn -> linalg on tensors.
   if (options.fused) {
     // Decode shapes split their keys across threads first (split-K).
@@ -32,9 +61,11 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
     pm.addPass(createSplitKeyValue(split));
     TileAttentionOptions tile;
     tile.queryTileSize = options.queryTileSize;
+    tile.l2CacheSize = l2CacheSize;
     pm.addPass(createTileAttention(tile));
     FuseOnlineSoftmaxOptions fuse;
     fuse.kvTileSize = options.kvTileSize;
+    fuse.l2CacheSize = l2CacheSize;
     fuse.countTiles = options.countTiles;
     pm.addPass(createFuseOnlineSoftmax(fuse));
     if (options.ukernels)

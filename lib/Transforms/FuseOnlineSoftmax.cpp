@@ -239,11 +239,11 @@ struct FuseOnlineSoftmaxPass
   using Base::Base;
 
   void runOnOperation() override {
-    int64_t tileSize = kvTileSize;
-    if (tileSize <= 0) {
+    bool derive = kvTileSize == 0 && l2CacheSize > 0;
+    if (kvTileSize <= 0 && !derive) {
       getOperation()->emitError()
           << "attn-fuse-online-softmax: kv-tile-size must be positive, got "
-          << tileSize;
+          << static_cast<int64_t>(kvTileSize) << " (0 needs l2-cache-size)";
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
@@ -260,6 +260,8 @@ struct FuseOnlineSoftmaxPass
         counters.push_back(getOrCreateCounter(rewriter, module, name));
     }
     WalkResult result = getOperation()->walk([&](AttentionOp op) -> WalkResult {
+      int64_t tileSize =
+          derive ? deriveKeyTileSize(op, l2CacheSize) : int64_t(kvTileSize);
       if (failed(fuseOnlineSoftmax(rewriter, op, tileSize, counters)))
         return WalkResult::interrupt();
       return WalkResult::advance();

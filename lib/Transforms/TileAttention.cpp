@@ -7,6 +7,7 @@
 #include "attn/IR/AttnOps.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
+#include "attn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -204,8 +205,12 @@ struct TileAttentionPass : attn::impl::TileAttentionBase<TileAttentionPass> {
 
   void runOnOperation() override {
     AttentionTileSizes sizes{batchTileSize, headTileSize, queryTileSize};
-    if (sizes.batch <= 0 || sizes.kvHeads <= 0 || sizes.queries <= 0) {
-      getOperation()->emitError() << "attn-tile: tile sizes must be positive";
+    bool derive = queryTileSize == 0 && l2CacheSize > 0;
+    if (sizes.batch <= 0 || sizes.kvHeads <= 0 ||
+        (sizes.queries <= 0 && !derive)) {
+      getOperation()->emitError()
+          << "attn-tile: tile sizes must be positive (query-tile-size=0 "
+             "needs l2-cache-size)";
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());
@@ -214,9 +219,12 @@ struct TileAttentionPass : attn::impl::TileAttentionBase<TileAttentionPass> {
       if (op.getOffsets().empty() && op.getExtents().empty())
         untiled.push_back(op);
     });
-    for (AttentionOp op : untiled)
+    for (AttentionOp op : untiled) {
+      if (derive)
+        sizes.queries = deriveQueryTileSize(op, l2CacheSize);
       if (failed(tileAttention(rewriter, op, sizes)))
         return signalPassFailure();
+    }
   }
 };
 } // namespace

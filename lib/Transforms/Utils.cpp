@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -230,4 +231,23 @@ mlir::attn::mergePartialStatistics(OpBuilder &b, Location loc, Layout layout,
                        map(5, {d0, d1, d2, d3})},
                       1, weightedSum);
   return {acc, mergedMax, sum};
+}
+
+/// D + Dv of `op`, 64 for each dynamic one.
+static int64_t getFeatureSize(AttentionOp op) {
+  int64_t size = 0;
+  for (Value operand : {op.getQuery(), op.getValue()}) {
+    int64_t dim = cast<ShapedType>(operand.getType()).getDimSize(3);
+    size += ShapedType::isDynamic(dim) ? 64 : dim;
+  }
+  return size;
+}
+
+int64_t mlir::attn::deriveKeyTileSize(AttentionOp op, int64_t l2CacheSize) {
+  int64_t keys = l2CacheSize / (16 * getFeatureSize(op));
+  return std::clamp<int64_t>(keys / 64 * 64, 64, 1024);
+}
+
+int64_t mlir::attn::deriveQueryTileSize(AttentionOp op, int64_t l2CacheSize) {
+  return std::min(deriveKeyTileSize(op, l2CacheSize), getFeatureSize(op));
 }

@@ -2,6 +2,7 @@
 // RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --attn-decompose --canonicalize --split-input-file | FileCheck %s --check-prefix=LOWERED
 // RUN: not attn-opt %s --attn-fuse-online-softmax="kv-tile-size=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
 // RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32 count-tiles=true" --canonicalize --split-input-file | FileCheck %s --check-prefix=COUNT
+// RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=0 l2-cache-size=65536" --canonicalize --split-input-file | FileCheck %s --check-prefix=DERIVED
 // RUN: not attn-opt %s --pass-pipeline="builtin.module(func.func(attn-fuse-online-softmax{count-tiles=true}))" --split-input-file 2>&1 | FileCheck %s --check-prefix=COUNTNEST
 
 // The attention becomes a loop over key tiles carrying (acc, max, sum),
@@ -102,7 +103,7 @@ func.func @bshd_regions(%q: tensor<2x?x4x8xf32>, %k: tensor<2x?x4x8xf32>,
   return %0 : tensor<2x?x4x8xf32>
 }
 
-// BADTILE: error: attn-fuse-online-softmax: kv-tile-size must be positive, got 0
+// BADTILE: error: attn-fuse-online-softmax: kv-tile-size must be positive, got 0 (0 needs l2-cache-size)
 
 // -----
 
@@ -182,6 +183,10 @@ func.func @kv_lens_batch2(%q: tensor<2x2x16x8xf32>, %k: tensor<2x2x256x8xf32>,
 }
 
 // -----
+
+// Derived from a 64 KiB L2: L2 / (16 (D + Dv)) = 65536 / (16 * 16) = 256 keys.
+// DERIVED-LABEL: func.func @counted
+// DERIVED: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c256
 
 // count-tiles: before the loop, ceil(Sk / tile) key tiles are added to
 // @attn_tiles_total and ceil((end - begin) / tile) (the tiles the loop

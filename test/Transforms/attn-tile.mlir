@@ -1,5 +1,11 @@
 // RUN: attn-opt %s --attn-tile="query-tile-size=16" --canonicalize --split-input-file | FileCheck %s
 // RUN: not attn-opt %s --attn-tile="query-tile-size=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: attn-opt %s --attn-tile="query-tile-size=0 l2-cache-size=1048576" --canonicalize --split-input-file | FileCheck %s --check-prefix=DERIVED
+
+// Derived from a 1 MiB L2: min(Bc, D + Dv) = min(1024, 16 + 16) = 32 queries,
+// so the 32 queries of @gqa are one tile.
+// DERIVED-LABEL: func.func @gqa
+// DERIVED: scf.forall (%{{.+}}, %{{.+}}) in (2, 2)
 
 // GQA 4:1: a tile is one batch entry, one key/value head with its 4 query
 // heads, and 16 queries; sizes divide, so every tile is static. K and V are
@@ -62,4 +68,4 @@ func.func @ragged_dynamic_heads(%q: tensor<1x40x?x8xf32>, %k: tensor<1x40x?x8xf3
   return %0 : tensor<1x40x?x8xf32>
 }
 
-// BADTILE: error: attn-tile: tile sizes must be positive
+// BADTILE: error: attn-tile: tile sizes must be positive (query-tile-size=0 needs l2-cache-size)

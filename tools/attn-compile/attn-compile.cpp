@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/CPUKernel.h"
 #include "attn/Tools/CPUKernelFlags.h"
 #include "attn/Tools/KernelSource.h"
@@ -131,8 +132,9 @@ int main(int argc, char **argv) {
     return usageError("--target nvptx is not implemented yet");
   if (target != "cpu")
     return usageError("unknown --target '" + target + "' (expected cpu)");
-  if (flags.kvTileSize <= 0 || flags.queryTileSize <= 0)
-    return usageError("--kv-tile-size and --query-tile-size must be positive");
+  if (flags.kvTileSize < 0 || flags.queryTileSize < 0)
+    return usageError("--kv-tile-size and --query-tile-size must be positive "
+                      "(or 0: derived from the L2 cache)");
   if (!isCIdentifier(kernelName))
     return usageError("--name '" + kernelName + "' is not a C identifier");
 
@@ -157,7 +159,8 @@ int main(int argc, char **argv) {
       "\n" + resolveHostFeatures(flags.features) + "\n" +
       (flags.fused ? "fused:" + std::to_string(flags.queryTileSize) + "x" +
                          std::to_string(flags.kvTileSize) +
-                         (flags.ukernels ? ":ukernels" : "")
+                         (flags.ukernels ? ":ukernels" : "") +
+                         ":l2=" + std::to_string(getL2CacheSize(flags.cpu))
                    : "naive");
   std::string hash = llvm::utohexstr(llvm::xxh3_64bits(identity),
                                      /*LowerCase=*/true, /*Width=*/16);

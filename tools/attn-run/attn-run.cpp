@@ -263,8 +263,9 @@ int main(int argc, char **argv) {
   if (threads == 0)
     return usageError("--threads must be positive");
   omp_set_num_threads(static_cast<int>(threads));
-  if (flags.kvTileSize <= 0 || flags.queryTileSize <= 0)
-    return usageError("--kv-tile-size and --query-tile-size must be positive");
+  if (flags.kvTileSize < 0 || flags.queryTileSize < 0)
+    return usageError("--kv-tile-size and --query-tile-size must be positive "
+                      "(or 0: derived from the L2 cache)");
   if (runs == 0)
     return usageError("--runs must be positive");
 

@@ -43,13 +43,20 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "(attn-run reports them)"),
       llvm::cl::init(false)};
   PassOptions::Option<int64_t> kvTileSize{
-      *this, "kv-tile-size", llvm::cl::desc("Keys per tile of the fused loop"),
-      llvm::cl::init(64)};
+      *this, "kv-tile-size",
+      llvm::cl::desc("Keys per tile of the fused loop (0: derived from the "
+                     "L2 cache, see attn-fuse-online-softmax)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> queryTileSize{
       *this, "query-tile-size",
-      llvm::cl::desc("Queries per parallel tile of the fused kernel "
-                     "(attn-tile)"),
-      llvm::cl::init(64)};
+      llvm::cl::desc("Queries per parallel tile of the fused kernel (0: "
+                     "derived from the L2 cache, see attn-tile)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> l2CacheSize{
+      *this, "l2-cache-size",
+      llvm::cl::desc("Bytes of L2 cache per core the tile sizes derive from "
+                     "(0: this machine's with cpu=host, else 1 MiB)"),
+      llvm::cl::init(0)};
 };
 
 /// attn-cpu-pipeline: from attn ops on tensors to the LLVM dialect. Every
@@ -57,6 +64,10 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
 /// destination (the last argument) written in place; `llvm.emit_c_interface`
 /// functions also get a `_mlir_ciface_` wrapper.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// Bytes of L2 cache per core of `cpu`: this machine's (from Linux's sysfs)
+/// for "host", else (or when unknown) 1 MiB.
+int64_t getL2CacheSize(StringRef cpu);
 
 /// Registers attn-cpu-pipeline with the global pass registry.
 void registerAttnPipelines();

@@ -50,8 +50,8 @@ struct CPUTargetOptions {
   bool fused = true;             // false: the naive reference lowering
   bool ukernels = true;          // fused f32 tile steps in the C micro-kernel
   bool countTiles = false;       // @attn_tiles_total, @attn_tiles_computed
-  int64_t kvTileSize = 64;       // keys per tile when fused
-  int64_t queryTileSize = 64;    // queries per parallel tile when fused
+  int64_t kvTileSize = 0;        // keys per tile when fused (0: from L2)
+  int64_t queryTileSize = 0;     // queries per parallel tile (0: from L2)
 };
 
 /// Lowers a copy of `func` (alone in a new module) with attn-cpu-pipeline,

@@ -36,12 +36,15 @@ struct CPUKernelFlags {
                      "--ukernels=false: through linalg"),
       llvm::cl::init(true)};
   llvm::cl::opt<int64_t> kvTileSize{
-      "kv-tile-size", llvm::cl::desc("Keys per tile with --fused"),
-      llvm::cl::init(64)};
+      "kv-tile-size",
+      llvm::cl::desc("Keys per tile with --fused (default 0: derived from "
+                     "the target's L2 cache)"),
+      llvm::cl::init(0)};
   llvm::cl::opt<int64_t> queryTileSize{
       "query-tile-size",
-      llvm::cl::desc("Queries per parallel tile with --fused"),
-      llvm::cl::init(64)};
+      llvm::cl::desc("Queries per parallel tile with --fused (default 0: "
+                     "derived from the target's L2 cache)"),
+      llvm::cl::init(0)};
 
   CPUTargetOptions options() const {
     CPUTargetOptions options;

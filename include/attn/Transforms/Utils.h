@@ -66,6 +66,14 @@ OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
                                             ValueRange statistics,
                                             bool withStructuredMask = true);
 
+/// Tile sizes of the fused kernel derived from the L2 cache per core, by the
+/// rule of ONNX Runtime's flash attention: key tiles of
+/// Bc = L2 / (16 (D + Dv)) keys (K and V tiles take a quarter of L2), rounded
+/// down to whole 64-key chunks of the micro-kernel and kept within [64, 1024];
+/// query tiles of Br = min(Bc, D + Dv). A dynamic D or Dv counts as 64.
+int64_t deriveKeyTileSize(AttentionOp op, int64_t l2CacheSize);
+int64_t deriveQueryTileSize(AttentionOp op, int64_t l2CacheSize);
+
 /// Merges partial online statistics `parts` (acc, max, sum, each with a
 /// leading dimension of partials, e.g. one per key range) into the running
 /// `state` (acc, max, sum): with M = max(max, max_s max_s), every sum and acc
