@@ -76,6 +76,40 @@ def AttachCPUTarget : Pass<"attn-attach-cpu-target", "ModuleOp"> {
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def ClassifyBlocks : Pass<"attn-classify-blocks"> {
+  let summary = "Cut from each attention the key blocks none of its queries "
+                "can see (block skipping)";
+  let description = [{
+    For each `attn.attention` (typically a tile from `attn-tile`, whose
+    `offsets`/`extents` place it in the whole problem), decides which keys
+    any of its queries can see and slices K, V and the key dimension of mask
+    and bias down to them, advancing the key offset:
+
+    * causal masks (both alignments) end the keys at the last query's
+      diagonal; sliding windows bound them on both sides;
+    * in an attention of one batch entry, `kv_lens[b]` ends them too, and the
+      operand is dropped since the cut applies it exactly.
+
+    Skipped blocks are then never visited by any lowering: the fused loop of
+    `attn-fuse-online-softmax` runs over what is left and decides per key
+    tile whether the band shows it fully (no per-element mask) or partially;
+    `attn-run --json` reports both counts (`tiles_total`, `tiles_computed`).
+    Attentions with neither a band nor a usable kv_lens are left alone.
+
+    ```mlir
+    // Query tile [64, 128) of a causal attention over 1024 keys:
+    %o = attn.attention ins(%q, %k, %v : ...) offsets(%c0, %c0, %c64, %c0 ...)
+        extents(%c1024, %c1024 ...) ... {structured_mask = #attn.causal<top_left>}
+    // becomes the same attention over keys [0, 128):
+    %k0 = tensor.extract_slice %k[0, 0, 0, 0] [1, 2, %n, 64] ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def FuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
   let summary = "Turn attn.attention into a loop of attn.online_attention "
                 "over key/value tiles";
@@ -89,13 +123,11 @@ def FuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
     that normalizes once at the end. No [Sq, Sk] tensor is left; after
     `attn-decompose` the largest temporary is [Sq, kv-tile-size] per head.
 
-    Tile skipping: under a band mask (causal in either alignment, sliding
-    window) the loop visits only the keys some query of this attention can
-    see, so on a query tile of `attn-tile` the key tiles the mask hides are
-    never computed (bounds from the tile's `offsets`/`extents`), and a key
-    tile the band shows completely to every query runs a step without the
-    structured mask (`scf.if`): only tiles on the band's edge test it per
-    element.
+    Full and partial tiles: under a band mask (causal in either alignment,
+    sliding window), a key tile the band shows completely to every query
+    runs a step without the structured mask (`scf.if`): only tiles on the
+    band's edge test it per element. (Key tiles the band hides from every
+    query were cut off before, by `attn-classify-blocks`.)
 
     ```mlir
     %acc, %max, %sum = scf.for %kv = %c0 to %sk step %c64

@@ -63,6 +63,7 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
     tile.queryTileSize = options.queryTileSize;
     tile.l2CacheSize = l2CacheSize;
     pm.addPass(createTileAttention(tile));
+    pm.addPass(createClassifyBlocks());
     FuseOnlineSoftmaxOptions fuse;
     fuse.kvTileSize = options.kvTileSize;
     fuse.l2CacheSize = l2CacheSize;

@@ -26,66 +26,6 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-namespace {
-/// Index arithmetic for the loop bounds and tile tests below.
-struct IndexMath {
-  OpBuilder &b;
-  Location loc;
-  Value constant(int64_t v) {
-    return arith::ConstantIndexOp::create(b, loc, v).getResult();
-  }
-  Value add(Value x, Value y) {
-    return arith::AddIOp::create(b, loc, x, y).getResult();
-  }
-  Value sub(Value x, Value y) {
-    return arith::SubIOp::create(b, loc, x, y).getResult();
-  }
-  Value sle(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
-        .getResult();
-  }
-  /// A query at whole-problem position i is aligned with key i + shift.
-  Value shift(Alignment alignment, ArrayRef<Value> extents) {
-    return alignment == Alignment::BottomRight ? sub(extents[1], extents[0])
-                                               : constant(0);
-  }
-};
-} // namespace
-
-/// The keys [begin, end) of this attention (its own key indices) that its
-/// structured mask can show to any of its queries: queries
-/// [qOffset, qOffset + qLen) of the whole problem against keys
-/// [kvOffset, kvOffset + kvLen). Band masks (causal, sliding window) bound
-/// them; otherwise all keys.
-static std::pair<Value, Value> visibleKeyRange(OpBuilder &b, Location loc,
-                                               StructuredMaskAttrInterface mask,
-                                               ArrayRef<Value> offsets,
-                                               ArrayRef<Value> extents,
-                                               Value qLen, Value kvLen) {
-  IndexMath m{b, loc};
-  Value zero = m.constant(0);
-  if (!mask)
-    return {zero, kvLen};
-  Value qFirst = offsets[2], kvFirst = offsets[3];
-  Value qEnd = m.add(qFirst, qLen); // one past the last query
-  Value begin = zero, end;
-  if (auto causal = dyn_cast<CausalMaskAttr>(mask)) {
-    // Keys up to (last query) + shift.
-    end = m.sub(m.add(qEnd, m.shift(causal.getAlignment(), extents)), kvFirst);
-  } else if (auto window = dyn_cast<SlidingWindowMaskAttr>(mask)) {
-    Value shift = m.shift(window.getAlignment(), extents);
-    begin = m.sub(m.sub(m.add(qFirst, shift), m.constant(window.getLeft())),
-                  kvFirst);
-    end = m.sub(m.add(m.add(qEnd, shift), m.constant(window.getRight())),
-                kvFirst);
-    begin = arith::MaxSIOp::create(b, loc, begin, zero);
-  } else {
-    return {zero, kvLen};
-  }
-  end = arith::MinSIOp::create(b, loc, end, kvLen);
-  return {begin, end};
-}
-
 /// Whether the structured mask shows every key of [kvStart, kvStart +
 /// kvSize) to every query of this attention, so the step needs no per-element
 /// structured masking. Null when there is no band mask to decide on.
@@ -114,21 +54,6 @@ static Value isTileFullyVisible(OpBuilder &b, Location loc,
       m.sle(lastKey, m.add(firstQuery, m.constant(window.getRight())));
   Value left = m.sle(m.sub(lastQuery, m.constant(window.getLeft())), firstKey);
   return arith::AndIOp::create(b, loc, left, right);
-}
-
-/// One past the last key of this attention (its own key indices) that
-/// kv_lens shows, when the attention holds a single batch entry (as attn-tile
-/// makes it), so one length bounds every query; null otherwise. Keys at
-/// whole-problem positions >= kv_lens[b] are hidden.
-static Value keyEndFromLengths(OpBuilder &b, Location loc, AttentionOp op,
-                               ArrayRef<Value> offsets) {
-  Value lens = op.getKvLens();
-  if (!lens || op.getQuery().getType().getDimSize(0) != 1)
-    return Value();
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value len = tensor::ExtractOp::create(b, loc, lens, ValueRange{zero});
-  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), len);
-  return arith::SubIOp::create(b, loc, index, offsets[3]);
 }
 
 /// Atomically adds ceil(max(count, 0) / tile) to the i64 global `counter`.
@@ -165,22 +90,13 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
   Value kvLen = getValueOrCreateConstantIndexOp(
       rewriter, loc, tensor::getMixedSize(rewriter, loc, op.getKey(), seqPos));
 
-  // Tiles of keys that the structured mask hides from every query of this
-  // attention are never visited.
-  std::pair<Value, Value> range =
-      visibleKeyRange(rewriter, loc, op.getStructuredMaskAttr(),
-                      position.offsets, position.extents, qLen, kvLen);
-  Value kvBegin = range.first, kvEnd = range.second;
-  // So do tiles past the valid keys kv_lens gives; the loop bound then
-  // applies kv_lens exactly, and the steps need no per-element test of it.
-  Value lengthsEnd = keyEndFromLengths(rewriter, loc, op, position.offsets);
-  if (lengthsEnd)
-    kvEnd = arith::MinSIOp::create(rewriter, loc, kvEnd, lengthsEnd);
-
+  // Keys no query of the tile can see were cut off by attn-classify-blocks;
+  // the loop visits the rest. Counted against the whole key range.
+  Value kvBegin = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  Value kvEnd = kvLen;
   if (tileCounters.size() == 2) {
-    addTileCount(rewriter, loc, tileCounters[0], kvLen, tile);
-    addTileCount(rewriter, loc, tileCounters[1],
-                 arith::SubIOp::create(rewriter, loc, kvEnd, kvBegin), tile);
+    addTileCount(rewriter, loc, tileCounters[0], position.extents[1], tile);
+    addTileCount(rewriter, loc, tileCounters[1], kvLen, tile);
   }
 
   auto loop = scf::ForOp::create(
@@ -191,8 +107,6 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
         Value size = arith::MinSIOp::create(b, nl, tile, rest);
         OnlineStepOperands operands =
             sliceOnlineStep(b, nl, op, position, kv, size);
-        if (lengthsEnd)
-          operands.kvLens = Value();
         auto step = [&](OpBuilder &sb, Location sl, bool masked) {
           OnlineAttentionOp online = createOnlineAttentionStep(
               sb, sl, op, position, operands, carried, masked);

@@ -1,15 +1,19 @@
 // RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --canonicalize --cse --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32" --attn-decompose --canonicalize --split-input-file | FileCheck %s --check-prefix=LOWERED
 // RUN: not attn-opt %s --attn-fuse-online-softmax="kv-tile-size=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
-// RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=32 count-tiles=true" --canonicalize --split-input-file | FileCheck %s --check-prefix=COUNT
+// RUN: attn-opt %s --attn-classify-blocks --attn-fuse-online-softmax="kv-tile-size=32 count-tiles=true" --canonicalize --split-input-file | FileCheck %s --check-prefix=COUNT
 // RUN: attn-opt %s --attn-fuse-online-softmax="kv-tile-size=0 l2-cache-size=65536" --canonicalize --split-input-file | FileCheck %s --check-prefix=DERIVED
 // RUN: not attn-opt %s --pass-pipeline="builtin.module(func.func(attn-fuse-online-softmax{count-tiles=true}))" --split-input-file 2>&1 | FileCheck %s --check-prefix=COUNTNEST
 
+// Derived from a 64 KiB L2: L2 / (16 (D + Dv)) = 65536 / (16 * 16) = 256 keys.
+// DERIVED-LABEL: func.func @bshd_regions
+// DERIVED: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c256
+
 // The attention becomes a loop over key tiles carrying (acc, max, sum),
 // starting from (0, -inf, 0), with K, V and the key dimension of the mask
-// sliced (the last tile is shorter: min(32, end - kv)), and one finalize.
-// Under the top-left causal mask no query sees keys 64..79: the loop stops at
-// key 64.
+// sliced (the last tile is shorter: min(32, Sk - kv)), and one finalize.
+// (Keys no query sees, 64..79 here, are cut off before by
+// attn-classify-blocks; this pass loops over the keys it is given.)
 // CHECK-LABEL: func.func @causal_with_mask
 // CHECK-SAME: (%[[Q:[a-z0-9_]+]]: tensor<1x4x64x16xf32>, %[[K:[a-z0-9_]+]]: tensor<1x2x80x16xf32>, %[[V:[a-z0-9_]+]]: tensor<1x2x80x8xf32>, %[[M:[a-z0-9_]+]]: tensor<64x80xi1>, %[[O:[a-z0-9_]+]]: tensor<1x4x64x8xf16>)
 // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
@@ -21,8 +25,8 @@
 // CHECK: %[[ACC0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x4x64x8xf32>)
 // CHECK: %[[MAX0:.+]] = linalg.fill ins(%[[NEGINF]] : f32) outs(%{{.+}} : tensor<1x4x64xf32>)
 // CHECK: %[[SUM0:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x4x64xf32>)
-// CHECK: %[[LOOP:.+]]:3 = scf.for %[[KV:.+]] = %[[C0]] to %[[SQ]] step %[[TILE]] iter_args(%[[ACC:.+]] = %[[ACC0]], %[[MAX:.+]] = %[[MAX0]], %[[SUM:.+]] = %[[SUM0]])
-// CHECK: %[[REST:.+]] = arith.subi %[[SQ]], %[[KV]] : index
+// CHECK: %[[LOOP:.+]]:3 = scf.for %[[KV:.+]] = %[[C0]] to %[[SK]] step %[[TILE]] iter_args(%[[ACC:.+]] = %[[ACC0]], %[[MAX:.+]] = %[[MAX0]], %[[SUM:.+]] = %[[SUM0]])
+// CHECK: %[[REST:.+]] = arith.subi %[[SK]], %[[KV]] : index
 // CHECK: %[[SIZE:.+]] = arith.minsi %[[REST]], %[[TILE]] : index
 // CHECK: %[[KT:.+]] = tensor.extract_slice %[[K]][0, 0, %[[KV]], 0] [1, 2, %[[SIZE]], 16] [1, 1, 1, 1]
 // CHECK: %[[VT:.+]] = tensor.extract_slice %[[V]][0, 0, %[[KV]], 0] [1, 2, %[[SIZE]], 8] [1, 1, 1, 1]
@@ -107,104 +111,24 @@ func.func @bshd_regions(%q: tensor<2x?x4x8xf32>, %k: tensor<2x?x4x8xf32>,
 
 // -----
 
-// A query tile [q, q + 16) under a window (left 8, right 2) only visits keys
-// [max(q - 8, 0), min(q + 16 + 2, Sk)): loop bounds, not per-element masks,
-// skip the rest; the tile's offsets carry over to every step.
-// CHECK-LABEL: func.func @window_tile
-// CHECK-SAME: %[[QOFF:[a-z0-9_]+]]: index)
-// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
-// CHECK-DAG: %[[C18:.+]] = arith.constant 18 : index
-// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
-// CHECK-DAG: %[[SK:.+]] = arith.constant 256 : index
-// CHECK-DAG: %[[LO:.+]] = arith.subi %[[QOFF]], %[[C8]] : index
-// CHECK-DAG: %[[HI:.+]] = arith.addi %[[QOFF]], %[[C18]] : index
-// CHECK: %[[BEGIN:.+]] = arith.maxsi %[[LO]], %[[C0]] : index
-// CHECK: %[[END:.+]] = arith.minsi %[[HI]], %[[SK]] : index
-// CHECK: scf.for %[[KV:.+]] = %[[BEGIN]] to %[[END]] step
-// CHECK: attn.online_attention
-// CHECK-SAME: offsets(%{{.+}}, %{{.+}}, %[[QOFF]], %[[KV]] : index, index, index, index)
-func.func @window_tile(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x256x8xf32>,
-                       %o: tensor<1x2x16x8xf32>, %qoff: index)
-    -> tensor<1x2x16x8xf32> {
-  %c0 = arith.constant 0 : index
-  %c256 = arith.constant 256 : index
-  %0 = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>,
-                          tensor<1x2x256x8xf32>, tensor<1x2x256x8xf32>)
-      offsets(%c0, %c0, %qoff, %c0 : index, index, index, index)
-      extents(%c256, %c256 : index, index)
-      outs(%o : tensor<1x2x16x8xf32>)
-      {structured_mask = #attn.sliding_window<left = 8, right = 2>}
-      -> tensor<1x2x16x8xf32>
-  return %0 : tensor<1x2x16x8xf32>
-}
-
-// -----
-
-// A tile of one batch entry stops at its kv_lens: the loop runs to
-// min(Sk, kv_lens[0] - kv offset), so tiles of padding are never visited and
-// the steps carry no kv_lens of their own. A tile of several batch entries
-// keeps the per-element test.
-// CHECK-LABEL: func.func @kv_lens_tile
-// CHECK-SAME: %[[LENS:[a-z0-9_]+]]: tensor<1xi32>
-// CHECK-SAME: %[[KVOFF:[a-z0-9_]+]]: index
-// CHECK: %[[LEN:.+]] = tensor.extract %[[LENS]][%{{.+}}] : tensor<1xi32>
-// CHECK: %[[LENI:.+]] = arith.index_cast %[[LEN]] : i32 to index
-// CHECK: %[[REL:.+]] = arith.subi %[[LENI]], %[[KVOFF]] : index
-// CHECK: %[[END:.+]] = arith.minsi %[[REL]], %{{.+}} : index
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[END]] step
-// CHECK: attn.online_attention
-// CHECK-NOT: kv_lens
-// CHECK-SAME: outs(
-// CHECK-LABEL: func.func @kv_lens_batch2
-// CHECK: attn.online_attention
-// CHECK-SAME: kv_lens(
-func.func @kv_lens_tile(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x256x8xf32>,
-                        %lens: tensor<1xi32>, %kvoff: index,
-                        %o: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
-  %c0 = arith.constant 0 : index
-  %c16 = arith.constant 16 : index
-  %c512 = arith.constant 512 : index
-  %0 = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>,
-                          tensor<1x2x256x8xf32>, tensor<1x2x256x8xf32>)
-      kv_lens(%lens : tensor<1xi32>)
-      offsets(%c0, %c0, %c0, %kvoff : index, index, index, index)
-      extents(%c16, %c512 : index, index)
-      outs(%o : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
-  return %0 : tensor<1x2x16x8xf32>
-}
-func.func @kv_lens_batch2(%q: tensor<2x2x16x8xf32>, %k: tensor<2x2x256x8xf32>,
-                          %lens: tensor<2xi32>, %o: tensor<2x2x16x8xf32>)
-    -> tensor<2x2x16x8xf32> {
-  %0 = attn.attention ins(%q, %k, %k : tensor<2x2x16x8xf32>,
-                          tensor<2x2x256x8xf32>, tensor<2x2x256x8xf32>)
-      kv_lens(%lens : tensor<2xi32>)
-      outs(%o : tensor<2x2x16x8xf32>) -> tensor<2x2x16x8xf32>
-  return %0 : tensor<2x2x16x8xf32>
-}
-
-// -----
-
-// Derived from a 64 KiB L2: L2 / (16 (D + Dv)) = 65536 / (16 * 16) = 256 keys.
-// DERIVED-LABEL: func.func @counted
-// DERIVED: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c256
-
-// count-tiles: before the loop, ceil(Sk / tile) key tiles are added to
-// @attn_tiles_total and ceil((end - begin) / tile) (the tiles the loop
-// visits) to @attn_tiles_computed. Here keys [0, min(kv_lens[0], 256)).
+// count-tiles: before the loop, ceil(Sk / tile) key tiles (the whole key
+// range, from extents) are added to @attn_tiles_total and ceil(keys / tile)
+// (the tiles the loop visits, after attn-classify-blocks cut the keys to
+// min(kv_lens[0], 256)) to @attn_tiles_computed.
 // COUNT-DAG: memref.global "public" @attn_tiles_total : memref<i64> = dense<0>
 // COUNT-DAG: memref.global "public" @attn_tiles_computed : memref<i64> = dense<0>
 // COUNT-LABEL: func.func @counted
 // COUNT-DAG: %[[C8:.+]] = arith.constant 8 : i64
 // COUNT-DAG: %[[C32:.+]] = arith.constant 32 : index
-// COUNT: %[[END:.+]] = arith.minsi
+// COUNT: tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 2, %[[KEYS:.+]], 8]
 // COUNT: %[[TOTAL:.+]] = memref.get_global @attn_tiles_total : memref<i64>
 // COUNT: memref.atomic_rmw addi %[[C8]], %[[TOTAL]][] : (i64, memref<i64>) -> i64
-// COUNT: %[[POS:.+]] = arith.maxsi %[[END]]
+// COUNT: %[[POS:.+]] = arith.maxsi %[[KEYS]]
 // COUNT: %[[N:.+]] = arith.ceildivsi %[[POS]], %[[C32]] : index
 // COUNT: %[[DONE:.+]] = memref.get_global @attn_tiles_computed : memref<i64>
 // COUNT: %[[NI:.+]] = arith.index_cast %[[N]] : index to i64
 // COUNT: memref.atomic_rmw addi %[[NI]], %[[DONE]][] : (i64, memref<i64>) -> i64
-// COUNT: scf.for
+// COUNT: scf.for %{{.+}} = %{{.+}} to %[[KEYS]] step %[[C32]]
 // COUNTNEST: count-tiles needs the pass to run on a module
 func.func @counted(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x256x8xf32>,
                    %lens: tensor<1xi32>, %o: tensor<1x2x16x8xf32>)

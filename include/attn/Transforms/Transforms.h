@@ -45,6 +45,14 @@ lowerOnlineAttentionToUKernel(RewriterBase &rewriter, OnlineAttentionOp op);
 FailureOr<Value> decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
                                                   FinalizeOnlineAttentionOp op);
 
+/// Block skipping: replaces `op` with the same attention over only the keys
+/// that some query of it can see, by its band mask (causal, sliding window;
+/// whole-problem positions from its offsets/extents) and, when it holds one
+/// batch entry, kv_lens (then dropped: the cut applies it). K, V and the key
+/// dimension of mask and bias are sliced, the key offset advanced. Fails when
+/// there is nothing to cut by.
+FailureOr<AttentionOp> classifyBlocks(RewriterBase &rewriter, AttentionOp op);
+
 /// Replaces `op` with an scf.for over key/value tiles of `kvTileSize` keys
 /// carrying (acc, max, sum) through attn.online_attention, and a final
 /// attn.finalize_online_attention. Returns the finalize op. With

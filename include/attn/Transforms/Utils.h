@@ -9,9 +9,34 @@
 
 #include "attn/IR/AttnOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::attn {
+
+/// Index arithmetic for loop bounds and tile tests.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value constant(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  }
+  Value add(Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y).getResult();
+  }
+  Value sub(Value x, Value y) {
+    return arith::SubIOp::create(b, loc, x, y).getResult();
+  }
+  Value sle(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
+        .getResult();
+  }
+  /// A query at whole-problem position i is aligned with key i + shift.
+  Value shift(Alignment alignment, ArrayRef<Value> extents) {
+    return alignment == Alignment::BottomRight ? sub(extents[1], extents[0])
+                                               : constant(0);
+  }
+};
 
 /// Converts a float scalar to the float type `to`: extf when widening, truncf
 /// when narrowing, through f32 between two 16-bit types.
