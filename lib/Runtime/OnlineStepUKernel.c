@@ -226,6 +226,12 @@ void _mlir_ciface_attn_uk_online_step_f32(
         for (int64_t h = hk * groups; h < (hk + 1) * groups; ++h)
           for (int64_t i0 = 0; i0 < M; i0 += R) {
             int rows = M - i0 < R ? (int)(M - i0) : R;
+            /* A chunk the band hides from all these rows changes nothing
+             * (max, sum and acc stay): skip it. Row i sees chunk keys
+             * [bandLo - d, bandHi - d] with d = kvPos + j0 - (qPos + i). */
+            int64_t dFirst = kvPos + j0 - qPos - i0;
+            if (bandHi - dFirst + (rows - 1) < 0 || bandLo - dFirst >= nc)
+              continue;
             /* Rows past the end repeat the last row and are not stored. */
             const float *qRows[R];
             float *accRows[R];
