@@ -196,8 +196,8 @@ def TileAttention : Pass<"attn-tile"> {
            "Queries per tile (0: derived from l2-cache-size)">,
     Option<"l2CacheSize", "l2-cache-size", "int64_t", /*default=*/"0",
            "Bytes of L2 cache per core that query-tile-size=0 derives the "
-           "tile from (ONNX Runtime's rule: min(Bc, D + Dv) queries with "
-           "Bc = L2 / (16 (D + Dv)))">,
+           "tile from (ONNX Runtime's rule, capped: min(Bc, D + Dv, 128) "
+           "queries with Bc = L2 / (16 (D + Dv)))">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -95,7 +95,7 @@ OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
 /// rule of ONNX Runtime's flash attention: key tiles of
 /// Bc = L2 / (16 (D + Dv)) keys (K and V tiles take a quarter of L2), rounded
 /// down to whole 64-key chunks of the micro-kernel and kept within [64, 1024];
-/// query tiles of Br = min(Bc, D + Dv). A dynamic D or Dv counts as 64.
+/// query tiles of Br = min(Bc, D + Dv, 128). A dynamic D or Dv counts as 64.
 int64_t deriveKeyTileSize(AttentionOp op, int64_t l2CacheSize);
 int64_t deriveQueryTileSize(AttentionOp op, int64_t l2CacheSize);
 
