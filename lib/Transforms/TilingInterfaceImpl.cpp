@@ -70,12 +70,12 @@ tileOnlineAttention(OpBuilder &b, OnlineAttentionOp online,
   OpFoldResult kvHeadOffset = offsets[kH], kvHeadSize = sizes[kH];
   if (hq != hkv) {
     std::optional<int64_t> size = getConstantIntValue(sizes[kH]);
-    if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv) || !size ||
-        *size % (hq / hkv) != 0)
+    bool known =
+        !ShapedType::isDynamic(hq) && !ShapedType::isDynamic(hkv) && hkv > 0;
+    if (!known || !size || *size % (hq / hkv) != 0)
       return op->emitOpError("can only tile query heads in whole groups of ")
-             << (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv)
-                     ? std::string("Hq / Hkv (dynamic here)")
-                     : std::to_string(hq / hkv))
+             << (known ? std::to_string(hq / hkv)
+                       : std::string("Hq / Hkv (not static here)"))
              << " (GQA)";
     int64_t group = hq / hkv;
     AffineExpr d0 = b.getAffineDimExpr(0);
