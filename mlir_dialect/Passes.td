@@ -198,6 +198,10 @@ def TileAttention : Pass<"attn-tile"> {
            "Bytes of L2 cache per core that query-tile-size=0 derives the "
            "tile from (ONNX Runtime's rule, capped: min(Bc, D + Dv, 128) "
            "queries with Bc = L2 / (16 (D + Dv)))">,
+    Option<"parallelism", "parallelism", "int64_t", /*default=*/"1",
+           "Threads to keep busy: a derived query tile halves (down to 16 "
+           "queries) while static shapes give fewer than 2 tiles per "
+           "thread">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -62,6 +62,7 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
     TileAttentionOptions tile;
     tile.queryTileSize = options.queryTileSize;
     tile.l2CacheSize = l2CacheSize;
+    tile.parallelism = split.parallelism;
     pm.addPass(createTileAttention(tile));
     pm.addPass(createClassifyBlocks());
     FuseOnlineSoftmaxOptions fuse;

@@ -221,7 +221,7 @@ struct TileAttentionPass : attn::impl::TileAttentionBase<TileAttentionPass> {
     });
     for (AttentionOp op : untiled) {
       if (derive)
-        sizes.queries = deriveQueryTileSize(op, l2CacheSize);
+        sizes.queries = deriveQueryTileSize(op, l2CacheSize, parallelism);
       if (failed(tileAttention(rewriter, op, sizes)))
         return signalPassFailure();
     }

@@ -248,11 +248,23 @@ int64_t mlir::attn::deriveKeyTileSize(AttentionOp op, int64_t l2CacheSize) {
   return std::clamp<int64_t>(keys / 64 * 64, 64, 1024);
 }
 
-int64_t mlir::attn::deriveQueryTileSize(AttentionOp op, int64_t l2CacheSize) {
+int64_t mlir::attn::deriveQueryTileSize(AttentionOp op, int64_t l2CacheSize,
+                                        int64_t parallelism) {
   // At most 128: a query tile's rows all stream its key range, and under a
   // causal band longer tiles waste more of the diagonal (measured: 8 heads x
   // 4096 x 128, causal against none, 1.56-1.92x with 256 rows, 1.70-1.79x
   // with 128).
-  return std::min(
+  int64_t rows = std::min(
       {deriveKeyTileSize(op, l2CacheSize), getFeatureSize(op), int64_t(128)});
+  auto qType = cast<ShapedType>(op.getQuery().getType());
+  auto kType = cast<ShapedType>(op.getKey().getType());
+  int64_t kvHeads = kType.getDimSize(getHeadDimPos(op.getLayout()));
+  int64_t qLen = qType.getDimSize(getSeqDimPos(op.getLayout()));
+  if (ShapedType::isDynamic(qType.getDimSize(0)) ||
+      ShapedType::isDynamic(kvHeads) || ShapedType::isDynamic(qLen))
+    return rows;
+  int64_t groups = qType.getDimSize(0) * kvHeads;
+  while (rows > 16 && groups * llvm::divideCeil(qLen, rows) < 2 * parallelism)
+    rows /= 2;
+  return rows;
 }

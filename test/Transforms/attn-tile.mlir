@@ -1,11 +1,16 @@
 // RUN: attn-opt %s --attn-tile="query-tile-size=16" --canonicalize --split-input-file | FileCheck %s
 // RUN: not attn-opt %s --attn-tile="query-tile-size=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
 // RUN: attn-opt %s --attn-tile="query-tile-size=0 l2-cache-size=1048576" --canonicalize --split-input-file | FileCheck %s --check-prefix=DERIVED
+// RUN: attn-opt %s --attn-tile="query-tile-size=0 l2-cache-size=1048576 parallelism=4" --canonicalize --split-input-file | FileCheck %s --check-prefix=PARALLEL
 
 // Derived from a 1 MiB L2: min(Bc, D + Dv) = min(1024, 16 + 16) = 32 queries,
 // so the 32 queries of @gqa are one tile.
 // DERIVED-LABEL: func.func @gqa
 // DERIVED: scf.forall (%{{.+}}, %{{.+}}) in (2, 2)
+// With 4 threads to keep busy, 2 x 2 tiles are too few: the query tile halves
+// to 16, giving 8.
+// PARALLEL-LABEL: func.func @gqa
+// PARALLEL: scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (2, 2, 32) step (1, 1, 16)
 
 // GQA 4:1: a tile is one batch entry, one key/value head with its 4 query
 // heads, and 16 queries; sizes divide, so every tile is static. K and V are

@@ -97,7 +97,11 @@ OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
 /// down to whole 64-key chunks of the micro-kernel and kept within [64, 1024];
 /// query tiles of Br = min(Bc, D + Dv, 128). A dynamic D or Dv counts as 64.
 int64_t deriveKeyTileSize(AttentionOp op, int64_t l2CacheSize);
-int64_t deriveQueryTileSize(AttentionOp op, int64_t l2CacheSize);
+/// With static sizes, the query tile also halves (down to 16) while there are
+/// fewer than 2 (batch, kv head, query tile) tiles per thread of
+/// `parallelism`.
+int64_t deriveQueryTileSize(AttentionOp op, int64_t l2CacheSize,
+                            int64_t parallelism = 1);
 
 /// Merges partial online statistics `parts` (acc, max, sum, each with a
 /// leading dimension of partials, e.g. one per key range) into the running
