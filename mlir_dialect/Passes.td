@@ -248,10 +248,11 @@ def LowerToUKernels : Pass<"attn-lower-to-ukernels"> {
   let summary = "Replace the attn ops a micro-kernel implements with "
                 "attn.ukernel.generic";
   let description = [{
-    Rewrites every `attn.online_attention` step that the register-blocked
-    CPU micro-kernel `attn_uk_online_step_f32` implements into an
-    `attn.ukernel.generic` call of it on the same tensors: f32 query, key
-    and value, no mask, bias or kv_lens operand, no `score_mod` or
+    Rewrites every `attn.online_attention` step that a register-blocked
+    CPU micro-kernel implements into an `attn.ukernel.generic` call of it on
+    the same tensors: f32, f16 or bf16 query, key and value (one of
+    `attn_uk_online_step_f32`, `_f16`, `_bf16`), no mask, bias or kv_lens
+    operand, no `score_mod` or
     `mask_mod` region, and no structured mask other than causal or sliding
     window (passed as a band of visible key - query position differences).
     Other steps are left for `attn-decompose`. The scalars are the scale,

@@ -17,6 +17,7 @@
 #include "attn/Runtime/UKernels.h"
 
 #include <math.h>
+#include <string.h>
 
 #ifndef ATTN_UK_VL
 #define ATTN_UK_VL 16
@@ -97,20 +98,60 @@ INLINE float maximum(float a, float b) {
   return a > b ? a : b;
 }
 
-/* A [B, H, S, F] operand: its base and the strides of b, h, s, f. */
+/* Element types of q, k and v (acc and the statistics are f32). */
+enum { F32, F16, BF16 };
+
+/* IEEE half to float with integer operations only (no F16C, no libcall). */
+INLINE float halfToFloat(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+  uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff, bits;
+  if (exponent == 0x1f)
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  else if (exponent != 0)
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  else {
+    float subnormal = (float)mantissa * 0x1p-24f;
+    memcpy(&bits, &subnormal, 4);
+    bits |= sign;
+  }
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* Element i of a row of `kind`. */
+INLINE float element(int kind, const void *row, int64_t i) {
+  if (kind == F32)
+    return ((const float *)row)[i];
+  uint16_t bits = ((const uint16_t *)row)[i];
+  if (kind == F16)
+    return halfToFloat(bits);
+  uint32_t wide = (uint32_t)bits << 16;
+  float f;
+  memcpy(&f, &wide, 4);
+  return f;
+}
+
+/* A [B, H, S, F] operand: its base and the strides of b, h, s, f, in
+ * elements of `bytes` bytes. */
 typedef struct {
-  float *base;
-  int64_t b, h, s, f;
+  char *base;
+  int64_t bytes, b, h, s, f;
 } view4;
 
-INLINE view4 makeView(const attn_memref4_f32 *m, int hPos, int sPos) {
-  view4 v = {m->aligned + m->offset, m->strides[0], m->strides[hPos],
-             m->strides[sPos], m->strides[3]};
+INLINE view4 makeView(const attn_memref4_f32 *m, int64_t bytes, int hPos,
+                      int sPos) {
+  view4 v = {(char *)m->aligned + m->offset * bytes,
+             bytes,
+             m->strides[0],
+             m->strides[hPos],
+             m->strides[sPos],
+             m->strides[3]};
   return v;
 }
 
-INLINE float *row(view4 v, int64_t b, int64_t h, int64_t s) {
-  return v.base + b * v.b + h * v.h + s * v.s;
+INLINE void *row(view4 v, int64_t b, int64_t h, int64_t s) {
+  return v.base + (b * v.b + h * v.h + s * v.s) * v.bytes;
 }
 
 INLINE float *statistic(const attn_memref3_f32 *m, int64_t b, int64_t h,
@@ -146,7 +187,7 @@ INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
 
 /* Scalar form of the step, for strides the vector path cannot load and head
  * dims its packed chunk cannot hold. */
-static void onlineStepScalar(view4 q, view4 k, view4 v, view4 acc,
+INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v, view4 acc,
                              const attn_memref3_f32 *max,
                              const attn_memref3_f32 *sum, int64_t B, int64_t Hq,
                              int64_t groups, int64_t M, int64_t N, int64_t D,
@@ -155,7 +196,7 @@ static void onlineStepScalar(view4 q, view4 k, view4 v, view4 acc,
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h)
       for (int64_t i = 0; i < M; ++i) {
-        const float *qRow = row(q, b, h, i);
+        const void *qRow = row(q, b, h, i);
         float *aRow = row(acc, b, h, i);
         float *mx = statistic(max, b, h, i), *sm = statistic(sum, b, h, i);
         int64_t diff0 = kvPos - (qPos + i);
@@ -163,10 +204,10 @@ static void onlineStepScalar(view4 q, view4 k, view4 v, view4 acc,
         for (int64_t j = 0; j < N; ++j) {
           if (diff0 + j < bandLo || diff0 + j > bandHi)
             continue;
-          const float *kRow = row(k, b, h / groups, j);
+          const void *kRow = row(k, b, h / groups, j);
           float s = 0;
           for (int64_t d = 0; d < D; ++d)
-            s += qRow[d * q.f] * kRow[d * k.f];
+            s += element(kind, qRow, d * q.f) * element(kind, kRow, d * k.f);
           newMax = maximum(newMax, s * scale);
         }
         float alpha = newMax == -INFINITY ? 0.0f : expf(*mx - newMax);
@@ -176,53 +217,74 @@ static void onlineStepScalar(view4 q, view4 k, view4 v, view4 acc,
         for (int64_t j = 0; j < N && newMax != -INFINITY; ++j) {
           if (diff0 + j < bandLo || diff0 + j > bandHi)
             continue;
-          const float *kRow = row(k, b, h / groups, j);
-          const float *vRow = row(v, b, h / groups, j);
+          const void *kRow = row(k, b, h / groups, j);
+          const void *vRow = row(v, b, h / groups, j);
           float s = 0;
           for (int64_t d = 0; d < D; ++d)
-            s += qRow[d * q.f] * kRow[d * k.f];
+            s += element(kind, qRow, d * q.f) * element(kind, kRow, d * k.f);
           float p = expf(s * scale - newMax);
           rowSum += p;
           for (int64_t e = 0; e < Dv; ++e)
-            aRow[e * acc.f] += p * vRow[e * v.f];
+            aRow[e * acc.f] += p * element(kind, vRow, e * v.f);
         }
         *sm = *sm * alpha + rowSum;
         *mx = newMax;
       }
 }
 
-void _mlir_ciface_attn_uk_online_step_f32(
-    const attn_memref4_f32 *qm, const attn_memref4_f32 *km,
-    const attn_memref4_f32 *vm, const attn_memref4_f32 *accm,
-    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo,
-    int64_t bandHi) {
+/* The step for q, k and v of element type `kind`; inlined into one entry
+ * point per type, so `kind` is a constant. */
+INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
+                       const attn_memref4_f32 *km, const attn_memref4_f32 *vm,
+                       const attn_memref4_f32 *accm,
+                       const attn_memref3_f32 *max, const attn_memref3_f32 *sum,
+                       float scale, int64_t layout, int64_t qPos, int64_t kvPos,
+                       int64_t bandLo, int64_t bandHi) {
   int hPos = layout == ATTN_UK_BSHD ? 2 : 1;
   int sPos = layout == ATTN_UK_BSHD ? 1 : 2;
-  view4 q = makeView(qm, hPos, sPos), k = makeView(km, hPos, sPos);
-  view4 v = makeView(vm, hPos, sPos), acc = makeView(accm, hPos, sPos);
+  int64_t bytes = kind == F32 ? 4 : 2;
+  view4 q = makeView(qm, bytes, hPos, sPos),
+        k = makeView(km, bytes, hPos, sPos);
+  view4 v = makeView(vm, bytes, hPos, sPos);
+  view4 acc = makeView(accm, 4, hPos, sPos);
   int64_t B = qm->sizes[0], Hq = qm->sizes[hPos], M = qm->sizes[sPos];
   int64_t D = qm->sizes[3], Hkv = km->sizes[hPos], N = km->sizes[sPos];
   int64_t Dv = vm->sizes[3];
   if (B == 0 || M == 0 || N == 0 || Hkv == 0)
     return;
   int64_t groups = Hq / Hkv;
-  if (v.f != 1 || acc.f != 1 || D > MAX_D)
-    return onlineStepScalar(q, k, v, acc, max, sum, B, Hq, groups, M, N, D, Dv,
-                            scale, qPos, kvPos, bandLo, bandHi);
+  /* f32 values are read in place (unit stride); others are converted per
+   * chunk into a buffer of MAX_D columns. */
+  if ((kind == F32 && v.f != 1) || acc.f != 1 || D > MAX_D ||
+      (kind != F32 && Dv > MAX_D))
+    return onlineStepScalar(kind, q, k, v, acc, max, sum, B, Hq, groups, M, N,
+                            D, Dv, scale, qPos, kvPos, bandLo, bandHi);
 
   float kt[MAX_D * NC]; /* the key chunk, transposed and scaled: [D, NC] */
+  float vt[NC * MAX_D]; /* f16/bf16: the value chunk as f32, [NC, Dv] */
+  float qt[R][MAX_D];   /* f16/bf16: the block's query rows as f32 */
   float s[R][NC], p[R][NC], alpha[R];
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hk = 0; hk < Hkv; ++hk)
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
         for (int64_t j = 0; j < NC; ++j) {
-          const float *kRow = row(k, b, hk, j0 + (j < nc ? j : 0));
+          const void *kRow = row(k, b, hk, j0 + (j < nc ? j : 0));
           for (int64_t d = 0; d < D; ++d)
-            kt[d * NC + j] = j < nc ? kRow[d * k.f] * scale : 0.0f;
+            kt[d * NC + j] =
+                j < nc ? element(kind, kRow, d * k.f) * scale : 0.0f;
         }
         const float *vChunk = row(v, b, hk, j0);
+        int64_t vStride = v.s;
+        if (kind != F32) {
+          for (int64_t j = 0; j < nc; ++j) {
+            const void *vRow = row(v, b, hk, j0 + j);
+            for (int64_t e = 0; e < Dv; ++e)
+              vt[j * Dv + e] = element(kind, vRow, e * v.f);
+          }
+          vChunk = vt;
+          vStride = Dv;
+        }
         for (int64_t h = hk * groups; h < (hk + 1) * groups; ++h)
           for (int64_t i0 = 0; i0 < M; i0 += R) {
             int rows = M - i0 < R ? (int)(M - i0) : R;
@@ -235,10 +297,16 @@ void _mlir_ciface_attn_uk_online_step_f32(
             /* Rows past the end repeat the last row and are not stored. */
             const float *qRows[R];
             float *accRows[R];
+            int64_t qStride = kind == F32 ? q.f : 1;
             for (int r = 0; r < R; ++r) {
               int64_t i = i0 + (r < rows ? r : rows - 1);
               qRows[r] = row(q, b, h, i);
               accRows[r] = row(acc, b, h, i);
+              if (kind != F32) {
+                for (int64_t d = 0; d < D; ++d)
+                  qt[r][d] = element(kind, qRows[r], d * q.f);
+                qRows[r] = qt[r];
+              }
             }
 
             /* S = Q (K * scale)^T, R x NC. */
@@ -248,7 +316,7 @@ void _mlir_ciface_attn_uk_online_step_f32(
               for (int w = 0; w < NV; ++w)
                 kv[w] = load(kt + d * NC + w * VL);
               for (int r = 0; r < R; ++r) {
-                vf qd = splat(qRows[r][d * q.f]);
+                vf qd = splat(qRows[r][d * qStride]);
                 for (int w = 0; w < NV; ++w)
                   c[r][w] += qd * kv[w];
               }
@@ -308,16 +376,48 @@ void _mlir_ciface_attn_uk_online_step_f32(
             /* acc = acc * alpha + P V. */
             int64_t col = 0;
             for (; col + NV * VL <= Dv; col += NV * VL)
-              accumulatePV(accRows, rows, vChunk, v.s, nc, p, alpha, col, NV);
+              accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col,
+                           NV);
             for (; col + VL <= Dv; col += VL)
-              accumulatePV(accRows, rows, vChunk, v.s, nc, p, alpha, col, 1);
+              accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col,
+                           1);
             for (; col < Dv; ++col)
               for (int r = 0; r < rows; ++r) {
                 float a = accRows[r][col] * alpha[r];
                 for (int64_t j = 0; j < nc; ++j)
-                  a += p[r][j] * vChunk[j * v.s + col];
+                  a += p[r][j] * vChunk[j * vStride + col];
                 accRows[r][col] = a;
               }
           }
       }
+}
+
+void _mlir_ciface_attn_uk_online_step_f32(
+    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
+    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo,
+    int64_t bandHi) {
+  onlineStep(F32, q, k, v, acc, max, sum, scale, layout, qPos, kvPos, bandLo,
+             bandHi);
+}
+
+void _mlir_ciface_attn_uk_online_step_f16(
+    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
+    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo,
+    int64_t bandHi) {
+  onlineStep(F16, q, k, v, acc, max, sum, scale, layout, qPos, kvPos, bandLo,
+             bandHi);
+}
+
+void _mlir_ciface_attn_uk_online_step_bf16(
+    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
+    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo,
+    int64_t bandHi) {
+  onlineStep(BF16, q, k, v, acc, max, sum, scale, layout, qPos, kvPos, bandLo,
+             bandHi);
 }

@@ -209,14 +209,20 @@ static LogicalResult linkBitcode(llvm::Module &module, Location loc,
 /// target features.
 static LogicalResult linkUKernels(llvm::Module &module, Location loc,
                                   StringRef features) {
-  std::string entry = (Twine("_mlir_ciface_") + ATTN_UK_ONLINE_STEP_F32).str();
-  if (!module.getFunction(entry))
+  SmallVector<std::string> entries;
+  for (StringRef name : {ATTN_UK_ONLINE_STEP_F32, ATTN_UK_ONLINE_STEP_F16,
+                         ATTN_UK_ONLINE_STEP_BF16})
+    entries.push_back(("_mlir_ciface_" + name).str());
+  if (llvm::none_of(entries, [&](const std::string &entry) {
+        return module.getFunction(entry);
+      }))
     return success();
+  SmallVector<StringRef> symbols(entries.begin(), entries.end());
   if (features.contains("+avx512f"))
     return linkBitcode(module, loc, kUKernelAVX512Bitcode,
-                       "AVX-512 micro-kernels", {entry});
+                       "AVX-512 micro-kernels", symbols);
   return linkBitcode(module, loc, kUKernelAVX2Bitcode, "AVX2 micro-kernels",
-                     {entry});
+                     symbols);
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>

@@ -49,9 +49,17 @@ static Alignment getAlignment(StructuredMaskAttrInterface mask) {
 FailureOr<UKernelGenericOp>
 mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
                                           OnlineAttentionOp op) {
-  auto isF32 = [](Value v) { return getElementTypeOrSelf(v).isF32(); };
-  if (!isF32(op.getQuery()) || !isF32(op.getKey()) || !isF32(op.getValue()))
-    return rewriter.notifyMatchFailure(op, "the micro-kernel takes f32 only");
+  // One micro-kernel per element type of q, k and v.
+  Type elementType = getElementTypeOrSelf(op.getQuery());
+  if (getElementTypeOrSelf(op.getKey()) != elementType ||
+      getElementTypeOrSelf(op.getValue()) != elementType)
+    return rewriter.notifyMatchFailure(op, "q, k and v differ in type");
+  StringRef name = elementType.isF32()    ? ATTN_UK_ONLINE_STEP_F32
+                   : elementType.isF16()  ? ATTN_UK_ONLINE_STEP_F16
+                   : elementType.isBF16() ? ATTN_UK_ONLINE_STEP_BF16
+                                          : StringRef();
+  if (name.empty())
+    return rewriter.notifyMatchFailure(op, "no micro-kernel for this type");
   if (op.getMask() || op.getBias() || op.getKvLens())
     return rewriter.notifyMatchFailure(
         op, "the micro-kernel takes no mask, bias or kv_lens operand");
@@ -93,8 +101,7 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
                                 i64(band->first),
                                 i64(band->second)};
   auto ukernel = UKernelGenericOp::create(
-      rewriter, loc, op.getResultTypes(),
-      rewriter.getStringAttr(ATTN_UK_ONLINE_STEP_F32),
+      rewriter, loc, op.getResultTypes(), rewriter.getStringAttr(name),
       ValueRange{op.getQuery(), op.getKey(), op.getValue()},
       ValueRange{op.getAcc(), op.getMax(), op.getSum()}, scalars);
   rewriter.replaceOp(op, ukernel.getResults());

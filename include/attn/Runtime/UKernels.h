@@ -42,7 +42,7 @@ typedef struct attn_memref3_f32 {
 /* Values of the `layout` argument: the order of q, k, v and acc dims. */
 enum attn_uk_layout { ATTN_UK_BHSD = 0, ATTN_UK_BSHD = 1 };
 
-/* One step of `attn.online_attention` on f32 operands without mask, bias,
+/* One step of `attn.online_attention` on f32 q, k and v without mask, bias,
  * kv_lens or regions (see the op's documentation for the math): folds keys
  * and values into the running (acc, max, sum) in place.
  *
@@ -52,7 +52,25 @@ enum attn_uk_layout { ATTN_UK_BHSD = 0, ATTN_UK_BSHD = 1 };
  * visible to row i when band_lo <= (kv_pos + j) - (q_pos + i) <= band_hi
  * (the band of a causal or sliding-window mask; +-2^62 for none). */
 #define ATTN_UK_ONLINE_STEP_F32 "attn_uk_online_step_f32"
+#define ATTN_UK_ONLINE_STEP_F16 "attn_uk_online_step_f16"
+#define ATTN_UK_ONLINE_STEP_BF16 "attn_uk_online_step_bf16"
 void _mlir_ciface_attn_uk_online_step_f32(
+    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
+    int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,
+    int64_t band_hi);
+
+/* The same step with f16 or bf16 q, k and v (acc, max and sum stay f32): the
+ * descriptors' pointers then point at 2-byte elements. Elements are widened
+ * to f32 as the chunk is packed. */
+void _mlir_ciface_attn_uk_online_step_f16(
+    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
+    int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,
+    int64_t band_hi);
+void _mlir_ciface_attn_uk_online_step_bf16(
     const attn_memref4_f32 *q, const attn_memref4_f32 *k,
     const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
     const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
