@@ -251,19 +251,24 @@ def LowerToUKernels : Pass<"attn-lower-to-ukernels"> {
     Rewrites every `attn.online_attention` step that a register-blocked
     CPU micro-kernel implements into an `attn.ukernel.generic` call of it on
     the same tensors: f32, f16 or bf16 query, key and value (one of
-    `attn_uk_online_step_f32`, `_f16`, `_bf16`), no mask, bias or kv_lens
-    operand, no `score_mod` or
-    `mask_mod` region, and no structured mask other than causal or sliding
-    window (passed as a band of visible key - query position differences).
-    Other steps are left for `attn-decompose`. The scalars are the scale,
-    the layout, the whole-problem positions of the first query (shifted for
-    bottom-right alignment) and key, and the band.
+    `attn_uk_online_step_f32`, `_f16`, `_bf16`), no kv_lens operand, no
+    `score_mod` or `mask_mod` region, and no structured mask other than
+    causal or sliding window (passed as a band of visible key - query
+    position differences). Mask and bias tensors are passed expanded to rank
+    4 ([B, Hq, Sq, Sk], size-1 dims broadcast), or as 1x1x1x1 dummies when
+    absent. Other steps are left for `attn-decompose`. The scalars are the
+    scale, the layout, the whole-problem positions of the first query
+    (shifted for bottom-right alignment) and key, the band, and flags saying
+    which of mask and bias are given.
 
     The micro-kernel (`lib/Runtime/OnlineStepUKernel.c`) packs each chunk of
     keys transposed and computes Q K^T, the online softmax with a vector exp
     and P V in register blocks; the CPU code generator links it in.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
 }
 
 def LowerUKernelOpsToCalls : Pass<"attn-lower-ukernel-ops-to-calls",

@@ -160,6 +160,39 @@ INLINE float *statistic(const attn_memref3_f32 *m, int64_t b, int64_t h,
          s * m->strides[2];
 }
 
+/* A mask (bytes) or bias operand broadcast to [B, Hq, Sq, Sk]: dims of size
+ * 1 get stride 0. Absent when base is null. */
+typedef struct {
+  const char *base;
+  int64_t bytes, b, h, i, j;
+} broadcast4;
+
+INLINE broadcast4 makeBroadcast(const attn_memref4_f32 *m, int64_t bytes,
+                                int present) {
+  broadcast4 v = {0, bytes, 0, 0, 0, 0};
+  if (!present)
+    return v;
+  v.base = (const char *)m->aligned + m->offset * bytes;
+  int64_t *strides[4] = {&v.b, &v.h, &v.i, &v.j};
+  for (int d = 0; d < 4; ++d)
+    *strides[d] = m->sizes[d] == 1 ? 0 : m->strides[d];
+  return v;
+}
+
+INLINE const char *at(broadcast4 v, int64_t b, int64_t h, int64_t i,
+                      int64_t j) {
+  return v.base + (b * v.b + h * v.h + i * v.i + j * v.j) * v.bytes;
+}
+
+/* score + bias, or -inf where the mask hides the key. */
+INLINE float maskedScore(int kind, broadcast4 mask, broadcast4 bias,
+                         float score, int64_t b, int64_t h, int64_t i,
+                         int64_t j) {
+  if (mask.base && !*at(mask, b, h, i, j))
+    return -INFINITY;
+  return bias.base ? score + element(kind, at(bias, b, h, i, j), 0) : score;
+}
+
 /* acc[rows] = acc * alpha + P V over `width` vectors of the value dim from
  * column `col`; inlined with a constant width, the block stays in registers. */
 INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
@@ -187,7 +220,8 @@ INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
 
 /* Scalar form of the step, for strides the vector path cannot load and head
  * dims its packed chunk cannot hold. */
-INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v, view4 acc,
+INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v,
+                             broadcast4 mask, broadcast4 bias, view4 acc,
                              const attn_memref3_f32 *max,
                              const attn_memref3_f32 *sum, int64_t B, int64_t Hq,
                              int64_t groups, int64_t M, int64_t N, int64_t D,
@@ -208,7 +242,8 @@ INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v, view4 acc,
           float s = 0;
           for (int64_t d = 0; d < D; ++d)
             s += element(kind, qRow, d * q.f) * element(kind, kRow, d * k.f);
-          newMax = maximum(newMax, s * scale);
+          newMax = maximum(
+              newMax, maskedScore(kind, mask, bias, s * scale, b, h, i, j));
         }
         float alpha = newMax == -INFINITY ? 0.0f : expf(*mx - newMax);
         float rowSum = 0;
@@ -222,7 +257,10 @@ INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v, view4 acc,
           float s = 0;
           for (int64_t d = 0; d < D; ++d)
             s += element(kind, qRow, d * q.f) * element(kind, kRow, d * k.f);
-          float p = expf(s * scale - newMax);
+          float score = maskedScore(kind, mask, bias, s * scale, b, h, i, j);
+          if (score == -INFINITY)
+            continue;
+          float p = expf(score - newMax);
           rowSum += p;
           for (int64_t e = 0; e < Dv; ++e)
             aRow[e * acc.f] += p * element(kind, vRow, e * v.f);
@@ -236,10 +274,12 @@ INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v, view4 acc,
  * point per type, so `kind` is a constant. */
 INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
                        const attn_memref4_f32 *km, const attn_memref4_f32 *vm,
+                       const attn_memref4_f32 *maskm,
+                       const attn_memref4_f32 *biasm,
                        const attn_memref4_f32 *accm,
                        const attn_memref3_f32 *max, const attn_memref3_f32 *sum,
                        float scale, int64_t layout, int64_t qPos, int64_t kvPos,
-                       int64_t bandLo, int64_t bandHi) {
+                       int64_t bandLo, int64_t bandHi, int64_t flags) {
   int hPos = layout == ATTN_UK_BSHD ? 2 : 1;
   int sPos = layout == ATTN_UK_BSHD ? 1 : 2;
   int64_t bytes = kind == F32 ? 4 : 2;
@@ -247,6 +287,8 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
         k = makeView(km, bytes, hPos, sPos);
   view4 v = makeView(vm, bytes, hPos, sPos);
   view4 acc = makeView(accm, 4, hPos, sPos);
+  broadcast4 mask = makeBroadcast(maskm, 1, flags & ATTN_UK_HAS_MASK);
+  broadcast4 bias = makeBroadcast(biasm, bytes, flags & ATTN_UK_HAS_BIAS);
   int64_t B = qm->sizes[0], Hq = qm->sizes[hPos], M = qm->sizes[sPos];
   int64_t D = qm->sizes[3], Hkv = km->sizes[hPos], N = km->sizes[sPos];
   int64_t Dv = vm->sizes[3];
@@ -257,8 +299,9 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
    * chunk into a buffer of MAX_D columns. */
   if ((kind == F32 && v.f != 1) || acc.f != 1 || D > MAX_D ||
       (kind != F32 && Dv > MAX_D))
-    return onlineStepScalar(kind, q, k, v, acc, max, sum, B, Hq, groups, M, N,
-                            D, Dv, scale, qPos, kvPos, bandLo, bandHi);
+    return onlineStepScalar(kind, q, k, v, mask, bias, acc, max, sum, B, Hq,
+                            groups, M, N, D, Dv, scale, qPos, kvPos, bandLo,
+                            bandHi);
 
   float kt[MAX_D * NC]; /* the key chunk, transposed and scaled: [D, NC] */
   float vt[NC * MAX_D]; /* f16/bf16: the value chunk as f32, [NC, Dv] */
@@ -341,6 +384,10 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
                 s[r][j] = -INFINITY;
               for (int64_t j = end; j < NC; ++j)
                 s[r][j] = -INFINITY;
+              if (mask.base || bias.base)
+                for (int64_t j = first; j < end; ++j)
+                  s[r][j] = maskedScore(kind, mask, bias, s[r][j], b, h, i0 + r,
+                                        j0 + j);
 
               vf vmax = splat(-INFINITY);
               vi nan = {0};
@@ -394,30 +441,33 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
 
 void _mlir_ciface_attn_uk_online_step_f32(
     const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
+    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
     const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo,
-    int64_t bandHi) {
-  onlineStep(F32, q, k, v, acc, max, sum, scale, layout, qPos, kvPos, bandLo,
-             bandHi);
+    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo, int64_t bandHi,
+    int64_t flags) {
+  onlineStep(F32, q, k, v, mask, bias, acc, max, sum, scale, layout, qPos,
+             kvPos, bandLo, bandHi, flags);
 }
 
 void _mlir_ciface_attn_uk_online_step_f16(
     const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
+    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
     const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo,
-    int64_t bandHi) {
-  onlineStep(F16, q, k, v, acc, max, sum, scale, layout, qPos, kvPos, bandLo,
-             bandHi);
+    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo, int64_t bandHi,
+    int64_t flags) {
+  onlineStep(F16, q, k, v, mask, bias, acc, max, sum, scale, layout, qPos,
+             kvPos, bandLo, bandHi, flags);
 }
 
 void _mlir_ciface_attn_uk_online_step_bf16(
     const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
+    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
     const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo,
-    int64_t bandHi) {
-  onlineStep(BF16, q, k, v, acc, max, sum, scale, layout, qPos, kvPos, bandLo,
-             bandHi);
+    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo, int64_t bandHi,
+    int64_t flags) {
+  onlineStep(BF16, q, k, v, mask, bias, acc, max, sum, scale, layout, qPos,
+             kvPos, bandLo, bandHi, flags);
 }

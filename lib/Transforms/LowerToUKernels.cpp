@@ -60,9 +60,9 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
                                           : StringRef();
   if (name.empty())
     return rewriter.notifyMatchFailure(op, "no micro-kernel for this type");
-  if (op.getMask() || op.getBias() || op.getKvLens())
+  if (op.getKvLens())
     return rewriter.notifyMatchFailure(
-        op, "the micro-kernel takes no mask, bias or kv_lens operand");
+        op, "the micro-kernel takes no kv_lens operand");
   if (!op.getScoreMod().empty() || !op.getMaskMod().empty())
     return rewriter.notifyMatchFailure(
         op, "the micro-kernel takes no score_mod or mask_mod");
@@ -93,16 +93,46 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
   Value scale =
       createScale(rewriter, loc, op.getScale(),
                   tensor::getMixedSize(rewriter, loc, op.getQuery(), 3));
+  // Mask and bias as [B, Hq, Sq, Sk] with leading unit dims, or a dummy the
+  // micro-kernel does not read.
+  auto asRank4 = [&](Value value, Type elementType) -> Value {
+    if (!value)
+      return tensor::EmptyOp::create(rewriter, loc, SmallVector<int64_t>(4, 1),
+                                     elementType);
+    auto type = cast<RankedTensorType>(value.getType());
+    int64_t lead = 4 - type.getRank();
+    if (lead == 0)
+      return value;
+    SmallVector<int64_t> shape(lead, 1);
+    llvm::append_range(shape, type.getShape());
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      groups.push_back(d == 0 ? ReassociationIndices(llvm::to_vector(
+                                    llvm::seq<int64_t>(0, lead + 1)))
+                              : ReassociationIndices{lead + d});
+    SmallVector<OpFoldResult> outputShape(lead, rewriter.getIndexAttr(1));
+    llvm::append_range(outputShape,
+                       tensor::getMixedSizes(rewriter, loc, value));
+    return tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
+        value, groups, outputShape);
+  };
+  Value maskTensor = asRank4(op.getMask(), rewriter.getI1Type());
+  Value biasTensor = asRank4(op.getBias(), elementType);
+  int64_t flags = (op.getMask() ? ATTN_UK_HAS_MASK : 0) |
+                  (op.getBias() ? ATTN_UK_HAS_BIAS : 0);
   bool bshd = op.getLayout() == Layout::BSHD;
   SmallVector<Value> scalars = {scale,
                                 i64(bshd ? ATTN_UK_BSHD : ATTN_UK_BHSD),
                                 toI64(qPos),
                                 toI64(position.offsets[3]),
                                 i64(band->first),
-                                i64(band->second)};
+                                i64(band->second),
+                                i64(flags)};
   auto ukernel = UKernelGenericOp::create(
       rewriter, loc, op.getResultTypes(), rewriter.getStringAttr(name),
-      ValueRange{op.getQuery(), op.getKey(), op.getValue()},
+      ValueRange{op.getQuery(), op.getKey(), op.getValue(), maskTensor,
+                 biasTensor},
       ValueRange{op.getAcc(), op.getMax(), op.getSum()}, scalars);
   rewriter.replaceOp(op, ukernel.getResults());
   return ukernel;

@@ -13,7 +13,7 @@
 // CHECK-LABEL: llvm.func private @attn_uk_online_step_f32(
 // CHECK-SAME: llvm.emit_c_interface
 // CHECK: llvm.call @_mlir_ciface_attn_uk_online_step_f32(
-// CHECK-SAME: (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, i64, i64, i64, i64, i64) -> ()
+// CHECK-SAME: (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, i64, i64, i64, i64, i64, i64) -> ()
 // CHECK: llvm.func @_mlir_ciface_attn_uk_online_step_f32(
 // CHECK-LABEL: llvm.func @kernel(
 // CHECK-SAME: target_cpu = "skylake-avx512"

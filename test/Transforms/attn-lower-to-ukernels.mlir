@@ -11,7 +11,11 @@
 // CHECK-DAG: %[[LO:.+]] = arith.constant -4611686018427387904 : i64
 // CHECK-DAG: %[[QPOS:.+]] = arith.index_cast %[[QOFF]] : index to i64
 // CHECK-DAG: %[[KVPOS:.+]] = arith.index_cast %[[KVOFF]] : index to i64
-// CHECK: %[[R:.+]]:3 = attn.ukernel.generic "attn_uk_online_step_f32" ins(%[[Q]], %[[K]], %[[K]] : tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>) outs(%[[ACC]], %[[M]], %[[S]] : tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) (%[[SCALE]], %[[BHSD]], %[[QPOS]], %[[KVPOS]], %[[LO]], %[[BHSD]] : f32, i64, i64, i64, i64, i64) -> tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>
+// No mask or bias: flags 0 and dummy 1x1x1x1 operands the micro-kernel does
+// not read.
+// CHECK-DAG: %[[NOMASK:.+]] = tensor.empty() : tensor<1x1x1x1xi1>
+// CHECK-DAG: %[[NOBIAS:.+]] = tensor.empty() : tensor<1x1x1x1xf32>
+// CHECK: %[[R:.+]]:3 = attn.ukernel.generic "attn_uk_online_step_f32" ins(%[[Q]], %[[K]], %[[K]], %[[NOMASK]], %[[NOBIAS]] : tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>, tensor<1x1x1x1xi1>, tensor<1x1x1x1xf32>) outs(%[[ACC]], %[[M]], %[[S]] : tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) (%[[SCALE]], %[[BHSD]], %[[QPOS]], %[[KVPOS]], %[[LO]], %[[BHSD]], %[[BHSD]] : f32, i64, i64, i64, i64, i64, i64) -> tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>
 // CHECK-NOT: attn.online_attention
 // CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
 func.func @causal(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>,
@@ -45,11 +49,11 @@ func.func @causal(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>,
 // CHECK-DAG: %[[HI:.+]] = arith.constant 2 : i64
 // CHECK-DAG: %[[C0:.+]] = arith.constant 0 : i64
 // CHECK-DAG: %[[C16:.+]] = arith.constant 16 : i64
-// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" {{.*}} (%[[SCALE]], %[[BSHD]], %[[C16]], %[[C0]], %[[LO]], %[[HI]] :
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" {{.*}} (%[[SCALE]], %[[BSHD]], %[[C16]], %[[C0]], %[[LO]], %[[HI]], %[[C0]] :
 // CHECK-LABEL: func.func @unmasked
 // CHECK-DAG: %[[NLO:.+]] = arith.constant -4611686018427387904 : i64
 // CHECK-DAG: %[[NHI:.+]] = arith.constant 4611686018427387904 : i64
-// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" {{.*}} %[[NLO]], %[[NHI]] : f32, i64, i64, i64, i64, i64)
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" {{.*}} %[[NLO]], %[[NHI]], %{{.+}} : f32, i64, i64, i64, i64, i64, i64)
 func.func @window_bshd(%q: tensor<1x8x2x16xf32>, %k: tensor<1x24x2x16xf32>,
                        %acc: tensor<1x8x2x16xf32>, %m: tensor<1x2x8xf32>,
                        %s: tensor<1x2x8xf32>)
@@ -83,8 +87,8 @@ func.func @unmasked(%q: tensor<1x1x4x8xf32>, %acc: tensor<1x1x4x8xf32>,
 // f16 and bf16 steps call their own micro-kernels (q, k and v are widened
 // to f32 as the chunk is packed; the statistics are f32 throughout).
 // CHECK-LABEL: func.func @half
-// CHECK: attn.ukernel.generic "attn_uk_online_step_f16" ins({{.*}} : tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>)
-// CHECK: attn.ukernel.generic "attn_uk_online_step_bf16" ins({{.*}} : tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>)
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f16" ins({{.*}} : tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x1x1xi1>, tensor<1x1x1x1xf16>)
+// CHECK: attn.ukernel.generic "attn_uk_online_step_bf16" ins({{.*}} : tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x1x1xi1>, tensor<1x1x1x1xbf16>)
 func.func @half(%h: tensor<1x1x4x8xf16>, %g: tensor<1x1x4x8xbf16>,
                 %acc: tensor<1x1x4x8xf32>, %m: tensor<1x1x4xf32>,
                 %s: tensor<1x1x4xf32>)
@@ -106,20 +110,51 @@ func.func @half(%h: tensor<1x1x4x8xf16>, %g: tensor<1x1x4x8xbf16>,
 
 // -----
 
-// Steps the micro-kernel does not implement stay for attn-decompose: a mask
-// tensor, a score_mod region.
+// A mask and a bias broadcast to [B, Hq, Sq, Sk] (rank 2 here, expanded
+// with leading unit dims) go to the micro-kernel with flags 1 and 2.
+// CHECK-LABEL: func.func @mask_and_bias
+// CHECK-SAME: %[[MASK:[a-z0-9_]+]]: tensor<1x1x4x4xi1>, %[[BIAS:[a-z0-9_]+]]: tensor<4x4xf32>
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}}, %{{.+}}, %{{.+}}, %[[MASK]], %{{.+}} : {{.*}}, tensor<1x1x4x4xi1>, tensor<1x1x1x1xf32>) outs({{.*}}) ({{.*}}, %c1_i64 :
+// CHECK: %[[BIAS4:.+]] = tensor.expand_shape %[[BIAS]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 1, 4, 4] : tensor<4x4xf32> into tensor<1x1x4x4xf32>
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[BIAS4]] : {{.*}}, tensor<1x1x1x1xi1>, tensor<1x1x4x4xf32>) outs({{.*}}) ({{.*}}, %c2_i64 :
+func.func @mask_and_bias(%q: tensor<1x1x4x8xf32>, %mask: tensor<1x1x4x4xi1>,
+                         %bias: tensor<4x4xf32>, %acc: tensor<1x1x4x8xf32>,
+                         %m: tensor<1x1x4xf32>, %s: tensor<1x1x4xf32>)
+    -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
+  %a:3 = attn.online_attention
+      ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
+                       tensor<1x1x4x8xf32>)
+      mask(%mask : tensor<1x1x4x4xi1>)
+      outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
+                          tensor<1x1x4xf32>)
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  %b:3 = attn.online_attention
+      ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
+                       tensor<1x1x4x8xf32>)
+      bias(%bias : tensor<4x4xf32>)
+      outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
+                          tensor<1x1x4xf32>)
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  return %a#0, %b#0 : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// Steps the micro-kernel does not implement stay for attn-decompose:
+// kv_lens (when attn-classify-blocks could not cut by it), a score_mod
+// region.
 // CHECK-LABEL: func.func @not_lowered
 // CHECK-NOT: attn.ukernel.generic
 // CHECK-COUNT-2: attn.online_attention
 // CHECK-NOT: attn.ukernel.generic
-func.func @not_lowered(%q: tensor<1x1x4x8xf32>,
-                       %mask: tensor<1x1x4x4xi1>, %acc: tensor<1x1x4x8xf32>,
-                       %m: tensor<1x1x4xf32>, %s: tensor<1x1x4xf32>)
+func.func @not_lowered(%q: tensor<1x1x4x8xf32>, %lens: tensor<1xi32>,
+                       %acc: tensor<1x1x4x8xf32>, %m: tensor<1x1x4xf32>,
+                       %s: tensor<1x1x4xf32>)
     -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
   %b:3 = attn.online_attention
       ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
                        tensor<1x1x4x8xf32>)
-      mask(%mask : tensor<1x1x4x4xi1>)
+      kv_lens(%lens : tensor<1xi32>)
       outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
                           tensor<1x1x4xf32>)
       -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>

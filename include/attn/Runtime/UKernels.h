@@ -42,9 +42,15 @@ typedef struct attn_memref3_f32 {
 /* Values of the `layout` argument: the order of q, k, v and acc dims. */
 enum attn_uk_layout { ATTN_UK_BHSD = 0, ATTN_UK_BSHD = 1 };
 
-/* One step of `attn.online_attention` on f32 q, k and v without mask, bias,
- * kv_lens or regions (see the op's documentation for the math): folds keys
- * and values into the running (acc, max, sum) in place.
+/* Bits of the `flags` argument: which of mask (i1 bytes) and bias (the type
+ * of q) are given. Both are [B, Hq, Sq, Sk] with size-1 dims broadcast; an
+ * absent one is a dummy descriptor that is not read. */
+enum attn_uk_flags { ATTN_UK_HAS_MASK = 1, ATTN_UK_HAS_BIAS = 2 };
+
+/* One step of `attn.online_attention` on f32 q, k and v, with an optional
+ * mask and bias and without kv_lens or regions (see the op's documentation
+ * for the math): folds keys and values into the running (acc, max, sum) in
+ * place.
  *
  * q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv], acc [B, Hq, Sq, Dv]
  * (or BSHD), max and sum [B, Hq, Sq]. Score = q.k * scale. Query row i sits
@@ -56,26 +62,29 @@ enum attn_uk_layout { ATTN_UK_BHSD = 0, ATTN_UK_BSHD = 1 };
 #define ATTN_UK_ONLINE_STEP_BF16 "attn_uk_online_step_bf16"
 void _mlir_ciface_attn_uk_online_step_f32(
     const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
+    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
     const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
     int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,
-    int64_t band_hi);
+    int64_t band_hi, int64_t flags);
 
 /* The same step with f16 or bf16 q, k and v (acc, max and sum stay f32): the
  * descriptors' pointers then point at 2-byte elements. Elements are widened
  * to f32 as the chunk is packed. */
 void _mlir_ciface_attn_uk_online_step_f16(
     const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
+    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
     const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
     int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,
-    int64_t band_hi);
+    int64_t band_hi, int64_t flags);
 void _mlir_ciface_attn_uk_online_step_bf16(
     const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *acc,
+    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
+    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
     const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
     int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,
-    int64_t band_hi);
+    int64_t band_hi, int64_t flags);
 
 #ifdef __cplusplus
 }
