@@ -439,35 +439,11 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
       }
 }
 
-void _mlir_ciface_attn_uk_online_step_f32(
-    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
-    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
-    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo, int64_t bandHi,
-    int64_t flags) {
-  onlineStep(F32, q, k, v, mask, bias, acc, max, sum, scale, layout, qPos,
-             kvPos, bandLo, bandHi, flags);
-}
-
-void _mlir_ciface_attn_uk_online_step_f16(
-    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
-    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
-    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo, int64_t bandHi,
-    int64_t flags) {
-  onlineStep(F16, q, k, v, mask, bias, acc, max, sum, scale, layout, qPos,
-             kvPos, bandLo, bandHi, flags);
-}
-
-void _mlir_ciface_attn_uk_online_step_bf16(
-    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
-    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
-    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t qPos, int64_t kvPos, int64_t bandLo, int64_t bandHi,
-    int64_t flags) {
-  onlineStep(BF16, q, k, v, mask, bias, acc, max, sum, scale, layout, qPos,
-             kvPos, bandLo, bandHi, flags);
-}
+#define DEFINE_ONLINE_STEP(suffix, kind)                                       \
+  ATTN_UK_ONLINE_STEP_SIGNATURE(suffix) {                                      \
+    onlineStep(kind, q, k, v, mask, bias, acc, max, sum, scale, layout, q_pos, \
+               kv_pos, band_lo, band_hi, flags);                               \
+  }
+DEFINE_ONLINE_STEP(f32, F32)
+DEFINE_ONLINE_STEP(f16, F16)
+DEFINE_ONLINE_STEP(bf16, BF16)

@@ -60,31 +60,21 @@ enum attn_uk_flags { ATTN_UK_HAS_MASK = 1, ATTN_UK_HAS_BIAS = 2 };
 #define ATTN_UK_ONLINE_STEP_F32 "attn_uk_online_step_f32"
 #define ATTN_UK_ONLINE_STEP_F16 "attn_uk_online_step_f16"
 #define ATTN_UK_ONLINE_STEP_BF16 "attn_uk_online_step_bf16"
-void _mlir_ciface_attn_uk_online_step_f32(
-    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
-    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
-    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,
-    int64_t band_hi, int64_t flags);
+#define ATTN_UK_ONLINE_STEP_SIGNATURE(suffix)                                  \
+  void _mlir_ciface_attn_uk_online_step_##suffix(                              \
+      const attn_memref4_f32 *q, const attn_memref4_f32 *k,                    \
+      const attn_memref4_f32 *v, const attn_memref4_f32 *mask,                 \
+      const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,               \
+      const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,   \
+      int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,          \
+      int64_t band_hi, int64_t flags)
+ATTN_UK_ONLINE_STEP_SIGNATURE(f32);
 
-/* The same step with f16 or bf16 q, k and v (acc, max and sum stay f32): the
- * descriptors' pointers then point at 2-byte elements. Elements are widened
- * to f32 as the chunk is packed. */
-void _mlir_ciface_attn_uk_online_step_f16(
-    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
-    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
-    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,
-    int64_t band_hi, int64_t flags);
-void _mlir_ciface_attn_uk_online_step_bf16(
-    const attn_memref4_f32 *q, const attn_memref4_f32 *k,
-    const attn_memref4_f32 *v, const attn_memref4_f32 *mask,
-    const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,
-    const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,
-    int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,
-    int64_t band_hi, int64_t flags);
+/* The same step with f16 or bf16 q, k, v and bias (acc, max and sum stay
+ * f32): the descriptors' pointers then point at 2-byte elements. Elements
+ * are widened to f32 as the chunk is packed. */
+ATTN_UK_ONLINE_STEP_SIGNATURE(f16);
+ATTN_UK_ONLINE_STEP_SIGNATURE(bf16);
 
 #ifdef __cplusplus
 }
