@@ -129,6 +129,16 @@ def FuseOnlineSoftmax : Pass<"attn-fuse-online-softmax"> {
     band's edge test it per element. (Key tiles the band hides from every
     query were cut off before, by `attn-classify-blocks`.)
 
+    A `mask_mod` region is classified per key tile too: its ops are
+    evaluated on intervals (emitted as IR) over the tile's ranges of
+    (b, h, q_idx, kv_idx). A tile the region certainly hides is skipped, the
+    statistics passing through; one it (and the band) certainly shows runs
+    without the region and the structured mask; the rest apply both per
+    element. Regions with an op the intervals do not model (anything but
+    integer constants, index casts, add/sub/mul, division and remainder by a
+    positive constant, min/max, cmpi, select and i1 logic on index, i64 and
+    i1) are not classified.
+
     ```mlir
     %acc, %max, %sum = scf.for %kv = %c0 to %sk step %c64
         iter_args(%a = %acc0, %m = %max0, %l = %sum0) -> (...) {
@@ -252,11 +262,15 @@ def LowerToUKernels : Pass<"attn-lower-to-ukernels"> {
     CPU micro-kernel implements into an `attn.ukernel.generic` call of it on
     the same tensors: f32, f16 or bf16 query, key and value (one of
     `attn_uk_online_step_f32`, `_f16`, `_bf16`), no kv_lens operand, no
-    `score_mod` or `mask_mod` region, and no structured mask other than
-    causal or sliding window (passed as a band of visible key - query
-    position differences). Mask and bias tensors are passed expanded to rank
-    4 ([B, Hq, Sq, Sk], size-1 dims broadcast), or as 1x1x1x1 dummies when
-    absent. Other steps are left for `attn-decompose`. The scalars are the
+    `score_mod` region, and no structured mask other than causal or sliding
+    window (passed as a band of visible key - query position differences).
+    Mask and bias tensors are passed expanded to rank 4 ([B, Hq, Sq, Sk],
+    size-1 dims broadcast), or as 1x1x1x1 dummies when absent. A `mask_mod`
+    region is evaluated over the step's whole-problem indices by a
+    `linalg.generic` into an i1 tile passed as the mask (size 1 along batch
+    and head when the region ignores them); a step with both a mask_mod and
+    a mask tensor is not rewritten. Other steps are left for
+    `attn-decompose`. The scalars are the
     scale, the layout, the whole-problem positions of the first query
     (shifted for bottom-right alignment) and key, the band, and flags saying
     which of mask and bias are given.

@@ -193,6 +193,17 @@ INLINE float maskedScore(int kind, broadcast4 mask, broadcast4 bias,
   return bias.base ? score + element(kind, at(bias, b, h, i, j), 0) : score;
 }
 
+/* Whether the mask shows any key [j0, j0 + nc) to any of rows [i0, i0 +
+ * rows). */
+INLINE int anyVisible(broadcast4 mask, int64_t b, int64_t h, int64_t i0,
+                      int rows, int64_t j0, int64_t nc) {
+  for (int r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < nc; ++j)
+      if (*at(mask, b, h, i0 + r, j0 + j))
+        return 1;
+  return 0;
+}
+
 /* acc[rows] = acc * alpha + P V over `width` vectors of the value dim from
  * column `col`; inlined with a constant width, the block stays in registers. */
 INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
@@ -336,6 +347,9 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
              * [bandLo - d, bandHi - d] with d = kvPos + j0 - (qPos + i). */
             int64_t dFirst = kvPos + j0 - qPos - i0;
             if (bandHi - dFirst + (rows - 1) < 0 || bandLo - dFirst >= nc)
+              continue;
+            /* So is a chunk the mask hides from all of them. */
+            if (mask.base && !anyVisible(mask, b, h, i0, rows, j0, nc))
               continue;
             /* Rows past the end repeat the last row and are not stored. */
             const float *qRows[R];

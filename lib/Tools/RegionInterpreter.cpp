@@ -72,6 +72,13 @@ enum class Opcode : uint8_t {
   DivUI,
   RemSI,
   RemUI,
+  FloorDivSI,
+  CeilDivSI,
+  CeilDivUI,
+  MinSI,
+  MaxSI,
+  MinUI,
+  MaxUI,
   AndI,
   OrI,
   XOrI,
@@ -366,6 +373,40 @@ Scalar Program::run(ArrayRef<Scalar> args) const {
       r.i = y == 0 ? 0 : signExtend(x % y, w);
       break;
     }
+    case Opcode::FloorDivSI:
+    case Opcode::CeilDivSI: {
+      // Round the truncated quotient towards -inf (floor) or +inf (ceil).
+      if (b.i == 0 || b.i == -1) {
+        r.i = b.i == 0 ? 0 : signExtend(0 - ua, w);
+        break;
+      }
+      int64_t q = a.i / b.i, rem = a.i % b.i;
+      bool inexact = rem != 0, negative = (rem < 0) != (b.i < 0);
+      if (inexact && in.opcode == Opcode::FloorDivSI && negative)
+        --q;
+      if (inexact && in.opcode == Opcode::CeilDivSI && !negative)
+        ++q;
+      r.i = q;
+      break;
+    }
+    case Opcode::CeilDivUI: {
+      uint64_t x = zeroExtend(a.i, w), y = zeroExtend(b.i, w);
+      r.i = y == 0 ? 0 : signExtend(x / y + (x % y != 0), w);
+      break;
+    }
+    case Opcode::MinSI:
+      r.i = std::min(a.i, b.i);
+      break;
+    case Opcode::MaxSI:
+      r.i = std::max(a.i, b.i);
+      break;
+    case Opcode::MinUI:
+    case Opcode::MaxUI: {
+      uint64_t x = zeroExtend(a.i, w), y = zeroExtend(b.i, w);
+      bool takeX = in.opcode == Opcode::MinUI ? x <= y : x >= y;
+      r.i = takeX ? a.i : b.i;
+      break;
+    }
     case Opcode::AndI:
       r.i = a.i & b.i;
       break;
@@ -437,6 +478,13 @@ static std::optional<Opcode> lookupOpcode(StringRef name) {
       .Case("arith.divui", Opcode::DivUI)
       .Case("arith.remsi", Opcode::RemSI)
       .Case("arith.remui", Opcode::RemUI)
+      .Case("arith.floordivsi", Opcode::FloorDivSI)
+      .Case("arith.ceildivsi", Opcode::CeilDivSI)
+      .Case("arith.ceildivui", Opcode::CeilDivUI)
+      .Case("arith.minsi", Opcode::MinSI)
+      .Case("arith.maxsi", Opcode::MaxSI)
+      .Case("arith.minui", Opcode::MinUI)
+      .Case("arith.maxui", Opcode::MaxUI)
       .Case("arith.andi", Opcode::AndI)
       .Case("arith.ori", Opcode::OrI)
       .Case("arith.xori", Opcode::XOrI)

@@ -17,7 +17,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
@@ -339,18 +338,9 @@ Value AttentionDecomposer<OpTy>::maskedScores(Value scores) {
         Value hAbs = absolute(nb, nl, h, headOffset);
         Value iAbs = absolute(nb, nl, idx[kI], qOffset);
         Value jAbs = absolute(nb, nl, idx[kJ], kvOffset);
-        auto inlineRegion = [&](Region &region, ValueRange regionArgs) {
-          IRMapping mapping;
-          mapping.map(region.getArguments(), regionArgs);
-          for (Operation &nested : region.front().without_terminator())
-            nb.clone(nested, mapping);
-          auto yield = cast<YieldOp>(region.front().getTerminator());
-          return mapping.lookup(yield.getValues().front());
-        };
-
         Value s = arith::MulFOp::create(nb, nl, args[0], scale);
         if (!scoreMod.empty())
-          s = inlineRegion(scoreMod, {s, bAbs, hAbs, iAbs, jAbs});
+          s = inlineRegion(nb, scoreMod, {s, bAbs, hAbs, iAbs, jAbs});
         if (biasArg >= 0)
           s = arith::AddFOp::create(nb, nl, s,
                                     convertFloat(nb, nl, args[biasArg], f32));
@@ -370,7 +360,7 @@ Value AttentionDecomposer<OpTy>::maskedScores(Value scores) {
                                            jAbs, len));
         }
         if (!maskMod.empty())
-          hideUnless(inlineRegion(maskMod, {bAbs, hAbs, iAbs, jAbs}));
+          hideUnless(inlineRegion(nb, maskMod, {bAbs, hAbs, iAbs, jAbs}));
         linalg::YieldOp::create(
             nb, nl,
             ValueRange{arith::SelectOp::create(nb, nl, visible, s, negInf)});

@@ -29,10 +29,10 @@ using namespace mlir::attn;
 /// Whether the structured mask shows every key of [kvStart, kvStart +
 /// kvSize) to every query of this attention, so the step needs no per-element
 /// structured masking. Null when there is no band mask to decide on.
-static Value isTileFullyVisible(OpBuilder &b, Location loc,
-                                StructuredMaskAttrInterface mask,
-                                const AttentionPosition &position, Value qLen,
-                                Value kvStart, Value kvSize) {
+static Value isTileInsideBand(OpBuilder &b, Location loc,
+                              StructuredMaskAttrInterface mask,
+                              const AttentionPosition &position, Value qLen,
+                              Value kvStart, Value kvSize) {
   auto causal = dyn_cast_or_null<CausalMaskAttr>(mask);
   auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask);
   if (!causal && !window)
@@ -53,21 +53,76 @@ static Value isTileFullyVisible(OpBuilder &b, Location loc,
   Value right =
       m.sle(lastKey, m.add(firstQuery, m.constant(window.getRight())));
   Value left = m.sle(m.sub(lastQuery, m.constant(window.getLeft())), firstKey);
-  return arith::AndIOp::create(b, loc, left, right);
+  return m.both(left, right);
 }
 
-/// Atomically adds ceil(max(count, 0) / tile) to the i64 global `counter`.
-static void addTileCount(OpBuilder &b, Location loc, memref::GlobalOp counter,
-                         Value count, Value tile) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value tiles = arith::CeilDivSIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, count, zero), tile);
+namespace {
+/// How the mask rules (structured mask, mask_mod) of an attention treat one
+/// key tile, as i1 values: `hidden` when they certainly hide every key of it
+/// from every query (the tile is skipped), `full` when they certainly show
+/// every one (the step runs without them). Null when nothing decides it.
+struct KeyTileClass {
+  Value hidden, full;
+};
+} // namespace
+
+/// Classifies the keys [kvStart, kvStart + kvSize) of `op` against its
+/// queries: by the band of its structured mask, and by the bounds of its
+/// mask_mod region over the tile's box of indices.
+static KeyTileClass classifyKeyTile(OpBuilder &b, Location loc, AttentionOp op,
+                                    const AttentionPosition &position,
+                                    Value qLen, Value kvStart, Value kvSize) {
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  Region &maskMod = op.getMaskMod();
+  if (!mask && maskMod.empty())
+    return {};
+  IndexMath m{b, loc};
+  Value insideBand =
+      mask ? isTileInsideBand(b, loc, mask, position, qLen, kvStart, kvSize)
+           : m.constantBool(true);
+  if (maskMod.empty())
+    return {Value(), insideBand};
+
+  // The first and last index of the tile in each dimension.
+  Layout layout = op.getLayout();
+  Value one = m.constant(1);
+  auto range = [&](Value first, Value size) {
+    return std::make_pair(first, m.sub(m.add(first, size), one));
+  };
+  auto querySize = [&](int64_t dim) {
+    return getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, op.getQuery(), dim));
+  };
+  std::pair<Value, Value> ranges[] = {
+      range(position.offsets[0], querySize(0)),
+      range(position.offsets[1], querySize(getHeadDimPos(layout))),
+      range(position.offsets[2], qLen),
+      range(m.add(position.offsets[3], kvStart), kvSize)};
+  FailureOr<MaskModBounds> bounds = boundMaskMod(b, loc, maskMod, ranges);
+  if (failed(bounds))
+    return {};
+  return {bounds->hidesAll,
+          insideBand ? m.both(insideBand, bounds->showsAll) : Value()};
+}
+
+/// Atomically adds the index `delta` to the i64 global `counter`.
+static void addToCounter(OpBuilder &b, Location loc, memref::GlobalOp counter,
+                         Value delta) {
   Value ref = memref::GetGlobalOp::create(b, loc, counter.getType(),
                                           counter.getSymName());
   memref::AtomicRMWOp::create(
       b, loc, arith::AtomicRMWKind::addi,
-      arith::IndexCastOp::create(b, loc, b.getI64Type(), tiles), ref,
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), delta), ref,
       ValueRange{});
+}
+
+/// Adds ceil(max(count, 0) / tile) tiles to `counter`.
+static void addTileCount(OpBuilder &b, Location loc, memref::GlobalOp counter,
+                         Value count, Value tile) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  addToCounter(b, loc, counter,
+               arith::CeilDivSIOp::create(
+                   b, loc, arith::MaxSIOp::create(b, loc, count, zero), tile));
 }
 
 FailureOr<FinalizeOnlineAttentionOp>
@@ -112,17 +167,32 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
               sb, sl, op, position, operands, carried, masked);
           scf::YieldOp::create(sb, sl, online.getResults());
         };
-        // Tiles the band mask fully shows skip its per-element test; only
-        // the tiles on the band's edge apply it.
-        Value full = isTileFullyVisible(b, nl, op.getStructuredMaskAttr(),
-                                        position, qLen, kv, size);
-        if (!full)
-          return step(b, nl, /*masked=*/true);
-        auto branch = scf::IfOp::create(
-            b, nl, full,
-            [&](OpBuilder &tb, Location tl) { step(tb, tl, false); },
-            [&](OpBuilder &eb, Location el) { step(eb, el, true); });
-        scf::YieldOp::create(b, nl, branch.getResults());
+        // Tiles the mask rules fully show skip their per-element test; only
+        // the tiles on an edge apply them.
+        KeyTileClass keys =
+            classifyKeyTile(b, nl, op, position, qLen, kv, size);
+        auto compute = [&](OpBuilder &cb, Location cl) {
+          if (!keys.full)
+            return step(cb, cl, /*masked=*/true);
+          auto branch = scf::IfOp::create(
+              cb, cl, keys.full,
+              [&](OpBuilder &tb, Location tl) { step(tb, tl, false); },
+              [&](OpBuilder &eb, Location el) { step(eb, el, true); });
+          scf::YieldOp::create(cb, cl, branch.getResults());
+        };
+        if (!keys.hidden)
+          return compute(b, nl);
+        // Tiles the mask_mod hides whole leave the statistics as they are.
+        auto skip = scf::IfOp::create(
+            b, nl, keys.hidden,
+            [&](OpBuilder &tb, Location tl) {
+              if (tileCounters.size() == 2)
+                addToCounter(tb, tl, tileCounters[1],
+                             arith::ConstantIndexOp::create(tb, tl, -1));
+              scf::YieldOp::create(tb, tl, carried);
+            },
+            compute);
+        scf::YieldOp::create(b, nl, skip.getResults());
       });
 
   auto finalize = FinalizeOnlineAttentionOp::create(

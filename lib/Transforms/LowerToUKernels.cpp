@@ -11,6 +11,7 @@
 #include "attn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -38,6 +39,42 @@ getVisibleBand(StructuredMaskAttrInterface mask) {
   return std::nullopt;
 }
 
+/// The mask_mod of `op` evaluated over the step's indices into an i1 tensor
+/// [B, Hq, Sq, Sk], of size 1 along the batch and head dims whose index the
+/// region ignores. The region's ops run once per score, as in the linalg
+/// step, but the tile products stay in the micro-kernel.
+static Value materializeMaskMod(OpBuilder &b, Location loc,
+                                OnlineAttentionOp op,
+                                const AttentionPosition &position) {
+  Layout layout = op.getLayout();
+  Region &maskMod = op.getMaskMod();
+  auto dimOrOne = [&](Value tensor, int64_t dim, bool used) -> OpFoldResult {
+    if (!used)
+      return b.getIndexAttr(1);
+    return tensor::getMixedSize(b, loc, tensor, dim);
+  };
+  SmallVector<OpFoldResult> sizes = {
+      dimOrOne(op.getQuery(), 0, !maskMod.getArgument(0).use_empty()),
+      dimOrOne(op.getQuery(), getHeadDimPos(layout),
+               !maskMod.getArgument(1).use_empty()),
+      dimOrOne(op.getQuery(), getSeqDimPos(layout), true),
+      dimOrOne(op.getKey(), getSeqDimPos(layout), true)};
+  Value init = tensor::EmptyOp::create(b, loc, sizes, b.getI1Type());
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        // Whole-problem indices.
+        SmallVector<Value, 4> indices;
+        for (int64_t d = 0; d < 4; ++d)
+          indices.push_back(arith::AddIOp::create(
+              nb, nl, linalg::IndexOp::create(nb, nl, d), position.offsets[d]));
+        linalg::YieldOp::create(nb, nl, inlineRegion(nb, maskMod, indices));
+      });
+  return generic.getResult(0);
+}
+
 static Alignment getAlignment(StructuredMaskAttrInterface mask) {
   if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask))
     return causal.getAlignment();
@@ -63,9 +100,13 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
   if (op.getKvLens())
     return rewriter.notifyMatchFailure(
         op, "the micro-kernel takes no kv_lens operand");
-  if (!op.getScoreMod().empty() || !op.getMaskMod().empty())
+  if (!op.getScoreMod().empty())
+    return rewriter.notifyMatchFailure(op,
+                                       "the micro-kernel takes no score_mod");
+  bool hasMaskMod = !op.getMaskMod().empty();
+  if (hasMaskMod && op.getMask())
     return rewriter.notifyMatchFailure(
-        op, "the micro-kernel takes no score_mod or mask_mod");
+        op, "the micro-kernel takes one mask: a mask_mod or a mask tensor");
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
   std::optional<std::pair<int64_t, int64_t>> band = getVisibleBand(mask);
   if (!band)
@@ -117,9 +158,11 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
         rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
         value, groups, outputShape);
   };
-  Value maskTensor = asRank4(op.getMask(), rewriter.getI1Type());
+  Value maskTensor = hasMaskMod
+                         ? materializeMaskMod(rewriter, loc, op, position)
+                         : asRank4(op.getMask(), rewriter.getI1Type());
   Value biasTensor = asRank4(op.getBias(), elementType);
-  int64_t flags = (op.getMask() ? ATTN_UK_HAS_MASK : 0) |
+  int64_t flags = (op.getMask() || hasMaskMod ? ATTN_UK_HAS_MASK : 0) |
                   (op.getBias() ? ATTN_UK_HAS_BIAS : 0);
   bool bshd = op.getLayout() == Layout::BSHD;
   SmallVector<Value> scalars = {scale,

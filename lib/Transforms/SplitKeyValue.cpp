@@ -42,7 +42,6 @@ mlir::attn::splitKeyValue(RewriterBase &rewriter, AttentionOp op,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
-  MLIRContext *ctx = op.getContext();
   Value kvLen = getValueOrCreateConstantIndexOp(
       rewriter, loc,
       tensor::getMixedSize(rewriter, loc, op.getKey(),

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 
 #include <algorithm>
 #include <cmath>
@@ -32,6 +33,15 @@ Value mlir::attn::convertFloat(OpBuilder &b, Location loc, Value value,
   if (fromWidth < toWidth)
     return arith::ExtFOp::create(b, loc, to, value);
   return arith::TruncFOp::create(b, loc, to, value);
+}
+
+Value mlir::attn::inlineRegion(OpBuilder &b, Region &region, ValueRange args) {
+  IRMapping mapping;
+  mapping.map(region.getArguments(), args);
+  for (Operation &nested : region.front().without_terminator())
+    b.clone(nested, mapping);
+  auto yield = cast<YieldOp>(region.front().getTerminator());
+  return mapping.lookup(yield.getValues().front());
 }
 
 Value mlir::attn::createFilledF32(OpBuilder &b, Location loc,
@@ -137,17 +147,17 @@ mlir::attn::sliceOnlineStep(OpBuilder &b, Location loc, AttentionOp op,
 OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
     OpBuilder &b, Location loc, AttentionOp op,
     const AttentionPosition &position, const OnlineStepOperands &operands,
-    ValueRange statistics, bool withStructuredMask) {
+    ValueRange statistics, bool withMaskRules) {
   auto online = OnlineAttentionOp::create(
       b, loc, statistics.getTypes(), op.getQuery(), operands.key,
       operands.value, operands.mask, operands.bias, operands.kvLens,
       operands.offsets, position.extents, statistics[0], statistics[1],
       statistics[2], op.getScaleAttr(),
-      withStructuredMask ? op.getStructuredMaskAttr()
-                         : StructuredMaskAttrInterface(),
+      withMaskRules ? op.getStructuredMaskAttr()
+                    : StructuredMaskAttrInterface(),
       op.getLayoutAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), online->getRegions()))
-    if (!from.empty())
+    if (!from.empty() && (withMaskRules || &from != &op.getMaskMod()))
       b.cloneRegionBefore(from, to, to.end());
   return online;
 }
@@ -264,7 +274,9 @@ int64_t mlir::attn::deriveQueryTileSize(AttentionOp op, int64_t l2CacheSize,
       ShapedType::isDynamic(kvHeads) || ShapedType::isDynamic(qLen))
     return rows;
   int64_t groups = qType.getDimSize(0) * kvHeads;
-  while (rows > 16 && groups * llvm::divideCeil(qLen, rows) < 2 * parallelism)
+  while (rows > 16 &&
+         groups * static_cast<int64_t>(llvm::divideCeil(qLen, rows)) <
+             2 * parallelism)
     rows /= 2;
   return rows;
 }

@@ -139,3 +139,91 @@ func.func @counted(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x256x8xf32>,
       outs(%o : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// A mask_mod region made of modelled ops (here: key j visible iff
+// j / 48 == 0) is bounded per key tile by interval arithmetic over the
+// tile's indices: the tile is skipped (the statistics pass through) unless
+// the region may show a key, and runs without the region when it certainly
+// shows every key. With count-tiles, a skipped tile is taken back from
+// @attn_tiles_computed.
+// CHECK-LABEL: func.func @mask_mod_tiles
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C48:.+]] = arith.constant 48 : index
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: scf.for %[[KV:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %[[MAX:.+]] = %{{.+}}, %[[SUM:.+]] = %{{.+}})
+// CHECK: %[[SIZE:.+]] = arith.minsi
+// The quotient interval [kv / 48, (kv + size - 1) / 48].
+// CHECK: %[[END:.+]] = arith.addi %[[KV]], %[[SIZE]] : index
+// CHECK: %[[LAST:.+]] = arith.subi %[[END]], %[[C1]] : index
+// CHECK: %[[QLO:.+]] = arith.divsi %[[KV]], %[[C48]] : index
+// CHECK: %[[QHI:.+]] = arith.divsi %[[LAST]], %[[C48]] : index
+// Certainly 0: a single quotient, and it is 0.
+// CHECK: %[[SINGLE:.+]] = arith.cmpi eq, %[[QLO]], %[[QHI]] : index
+// CHECK: %[[ISZERO:.+]] = arith.cmpi eq, %[[QLO]], %[[C0]] : index
+// CHECK: %[[SHOWS:.+]] = arith.andi %[[SINGLE]], %[[ISZERO]] : i1
+// Possibly 0: lo <= 0 <= hi.
+// CHECK: %[[BELOW:.+]] = arith.cmpi sle, %[[QLO]], %[[C0]] : index
+// CHECK: %[[ABOVE:.+]] = arith.cmpi sge, %[[QHI]], %[[C0]] : index
+// CHECK: %[[MAYSHOW:.+]] = arith.andi %[[BELOW]], %[[ABOVE]] : i1
+// CHECK: %[[R:.+]]:3 = scf.if %[[MAYSHOW]]
+// CHECK: scf.if %[[SHOWS]]
+// CHECK: attn.online_attention
+// CHECK-NOT: mask_mod
+// CHECK: } else {
+// CHECK: attn.online_attention
+// CHECK-SAME: mask_mod {
+// CHECK: arith.divui
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[ACC]], %[[MAX]], %[[SUM]]
+// CHECK: scf.yield %[[R]]#0, %[[R]]#1, %[[R]]#2
+// COUNT-LABEL: func.func @mask_mod_tiles
+// COUNT-DAG: %[[MINUS1:.+]] = arith.constant -1 : i64
+// COUNT: scf.if
+// COUNT: } else {
+// COUNT: %[[DONE:.+]] = memref.get_global @attn_tiles_computed : memref<i64>
+// COUNT: memref.atomic_rmw addi %[[MINUS1]], %[[DONE]][] : (i64, memref<i64>) -> i64
+func.func @mask_mod_tiles(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x128x16xf32>,
+    %v: tensor<1x2x128x16xf32>, %o: tensor<1x2x64x16xf32>)
+    -> tensor<1x2x64x16xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x64x16xf32>,
+                          tensor<1x2x128x16xf32>, tensor<1x2x128x16xf32>)
+      outs(%o : tensor<1x2x64x16xf32>)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %c48 = arith.constant 48 : index
+        %dj = arith.divui %j, %c48 : index
+        %c0 = arith.constant 0 : index
+        %first = arith.cmpi eq, %dj, %c0 : index
+        attn.yield %first : i1
+      } -> tensor<1x2x64x16xf32>
+  return %0 : tensor<1x2x64x16xf32>
+}
+
+// -----
+
+// i32 arithmetic (whose wrap-around the intervals do not model) leaves the
+// tiles unclassified: one step per tile, with the region.
+// CHECK-LABEL: func.func @mask_mod_i32
+// CHECK: scf.for
+// CHECK-NOT: scf.if
+// CHECK: attn.online_attention
+// CHECK-SAME: mask_mod {
+// CHECK-NOT: scf.if
+// CHECK: attn.finalize_online_attention
+func.func @mask_mod_i32(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x128x16xf32>,
+    %v: tensor<1x2x128x16xf32>, %o: tensor<1x2x64x16xf32>)
+    -> tensor<1x2x64x16xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x64x16xf32>,
+                          tensor<1x2x128x16xf32>, tensor<1x2x128x16xf32>)
+      outs(%o : tensor<1x2x64x16xf32>)
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %j32 = arith.index_cast %j : index to i32
+        %c48 = arith.constant 48 : i32
+        %first = arith.cmpi slt, %j32, %c48 : i32
+        attn.yield %first : i1
+      } -> tensor<1x2x64x16xf32>
+  return %0 : tensor<1x2x64x16xf32>
+}

@@ -140,17 +140,59 @@ func.func @mask_and_bias(%q: tensor<1x1x4x8xf32>, %mask: tensor<1x1x4x4xi1>,
 
 // -----
 
+// A mask_mod region is evaluated over the step into an i1 tile the
+// micro-kernel reads as its mask (flags 1): [1, Hq, Sq, Sk] here, since the
+// region ignores the batch index; indices are the whole problem's
+// (linalg.index + the step's offsets).
+// CHECK-LABEL: func.func @mask_mod
+// CHECK-SAME: %[[QOFF:[a-z0-9_]+]]: index, %[[KVOFF:[a-z0-9_]+]]: index)
+// CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<1x2x4x8xi1>
+// CHECK: %[[TILE:.+]] = linalg.generic {{.*}} outs(%[[EMPTY]] : tensor<1x2x4x8xi1>)
+// CHECK: %[[H:.+]] = linalg.index 1 : index
+// CHECK: %[[I:.+]] = linalg.index 2 : index
+// CHECK: %[[IABS:.+]] = arith.addi %[[I]], %[[QOFF]] : index
+// CHECK: %[[J:.+]] = linalg.index 3 : index
+// CHECK: %[[JABS:.+]] = arith.addi %[[J]], %[[KVOFF]] : index
+// CHECK: %[[D:.+]] = arith.subi %[[IABS]], %[[JABS]] : index
+// CHECK: %[[VIS:.+]] = arith.cmpi sge, %[[D]], %[[H]] : index
+// CHECK: linalg.yield %[[VIS]] : i1
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}}, %{{.+}}, %{{.+}}, %[[TILE]], %{{.+}} : {{.*}}, tensor<1x2x4x8xi1>, tensor<1x1x1x1xf32>) outs({{.*}}) ({{.*}}, %c1_i64 :
+func.func @mask_mod(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32>,
+                    %acc: tensor<1x2x4x16xf32>, %m: tensor<1x2x4xf32>,
+                    %s: tensor<1x2x4xf32>, %qoff: index, %kvoff: index)
+    -> tensor<1x2x4x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %a:3 = attn.online_attention
+      ins(%q, %k, %k : tensor<1x2x4x16xf32>, tensor<1x2x8x16xf32>,
+                       tensor<1x2x8x16xf32>)
+      offsets(%c0, %c0, %qoff, %kvoff : index, index, index, index)
+      extents(%c16, %c16 : index, index)
+      outs(%acc, %m, %s : tensor<1x2x4x16xf32>, tensor<1x2x4xf32>,
+                          tensor<1x2x4xf32>)
+      mask_mod {
+      ^bb0(%bi: index, %h: index, %i: index, %j: index):
+        %d = arith.subi %i, %j : index
+        %vis = arith.cmpi sge, %d, %h : index
+        attn.yield %vis : i1
+      }
+      -> tensor<1x2x4x16xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
+  return %a#0 : tensor<1x2x4x16xf32>
+}
+
+// -----
+
 // Steps the micro-kernel does not implement stay for attn-decompose:
 // kv_lens (when attn-classify-blocks could not cut by it), a score_mod
-// region.
+// region, a mask_mod together with a mask tensor.
 // CHECK-LABEL: func.func @not_lowered
 // CHECK-NOT: attn.ukernel.generic
-// CHECK-COUNT-2: attn.online_attention
+// CHECK-COUNT-3: attn.online_attention
 // CHECK-NOT: attn.ukernel.generic
 func.func @not_lowered(%q: tensor<1x1x4x8xf32>, %lens: tensor<1xi32>,
-                       %acc: tensor<1x1x4x8xf32>, %m: tensor<1x1x4xf32>,
-                       %s: tensor<1x1x4xf32>)
-    -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
+                       %mask: tensor<4x4xi1>, %acc: tensor<1x1x4x8xf32>,
+                       %m: tensor<1x1x4xf32>, %s: tensor<1x1x4xf32>)
+    -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
   %b:3 = attn.online_attention
       ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
                        tensor<1x1x4x8xf32>)
@@ -168,5 +210,18 @@ func.func @not_lowered(%q: tensor<1x1x4x8xf32>, %lens: tensor<1xi32>,
         attn.yield %score : f32
       }
       -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
-  return %b#0, %c#0 : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+  %d:3 = attn.online_attention
+      ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
+                       tensor<1x1x4x8xf32>)
+      mask(%mask : tensor<4x4xi1>)
+      outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
+                          tensor<1x1x4xf32>)
+      mask_mod {
+      ^bb0(%bi: index, %hh: index, %i: index, %j: index):
+        %ne = arith.cmpi ne, %i, %j : index
+        attn.yield %ne : i1
+      }
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  return %b#0, %c#0, %d#0
+      : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
 }

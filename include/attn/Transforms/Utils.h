@@ -31,6 +31,12 @@ struct IndexMath {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
         .getResult();
   }
+  Value constantBool(bool v) {
+    return arith::ConstantIntOp::create(b, loc, v, /*width=*/1).getResult();
+  }
+  Value both(Value x, Value y) {
+    return arith::AndIOp::create(b, loc, x, y).getResult();
+  }
   /// A query at whole-problem position i is aligned with key i + shift.
   Value shift(Alignment alignment, ArrayRef<Value> extents) {
     return alignment == Alignment::BottomRight ? sub(extents[1], extents[0])
@@ -41,6 +47,11 @@ struct IndexMath {
 /// Converts a float scalar to the float type `to`: extf when widening, truncf
 /// when narrowing, through f32 between two 16-bit types.
 Value convertFloat(OpBuilder &b, Location loc, Value value, Type to);
+
+/// Clones the body of the single-block `region` (score_mod or mask_mod) at
+/// the insertion point of `b` with its arguments bound to `args`; returns the
+/// value it yields.
+Value inlineRegion(OpBuilder &b, Region &region, ValueRange args);
 
 /// A tensor of `sizes` f32 elements, all `value`.
 Value createFilledF32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
@@ -82,14 +93,33 @@ OnlineStepOperands sliceOnlineStep(OpBuilder &b, Location loc, AttentionOp op,
                                    Value kvStart, Value kvSize);
 
 /// The online_attention step of `op` on `operands` (regions cloned), folding
-/// into `statistics`. Without `withStructuredMask` the step omits the
-/// structured mask, for a tile the caller knows it hides nothing in.
+/// into `statistics`. Without `withMaskRules` the step omits the structured
+/// mask and the mask_mod region, for a tile the caller knows they hide
+/// nothing in.
 OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
                                             AttentionOp op,
                                             const AttentionPosition &position,
                                             const OnlineStepOperands &operands,
                                             ValueRange statistics,
-                                            bool withStructuredMask = true);
+                                            bool withMaskRules = true);
+
+/// What a mask_mod region yields over a whole box of indices, as i1 values:
+/// `hidesAll` is true when it certainly yields false for every index,
+/// `showsAll` when it certainly yields true for every one. Computed by
+/// interval arithmetic over the region's ops (sound, not always tight: false
+/// means unknown).
+struct MaskModBounds {
+  Value hidesAll, showsAll;
+};
+/// The bounds of `maskMod` when its arguments (b, h, q_idx, kv_idx) range
+/// over the inclusive [first, last] of `argRanges`. Fails, creating nothing,
+/// when the region uses an op the intervals do not model: anything but
+/// integer constants, index casts, add/sub/mul, division and remainder by a
+/// positive constant, min/max, cmpi, select and i1 and/or/xor, on index, i64
+/// and i1 values.
+FailureOr<MaskModBounds>
+boundMaskMod(OpBuilder &b, Location loc, Region &maskMod,
+             ArrayRef<std::pair<Value, Value>> argRanges);
 
 /// Tile sizes of the fused kernel derived from the L2 cache per core, by the
 /// rule of ONNX Runtime's flash attention: key tiles of
