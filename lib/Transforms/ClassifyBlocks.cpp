@@ -1,6 +1,13 @@
-//===- ClassifyBlocks.cpp - cut the keys no query of a tile can see -------===//
+//===- ClassifyBlocks.cpp - skip, full or partial (query, key) blocks -----===//
 //
 // Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// Block classification. The attn-classify-blocks pass cuts each query tile
+// to the keys its band mask and kv_lens can show (so no lowering visits the
+// rest); classifyKeyTile, which the fused loop calls per key tile, decides
+// skip / full / partial from the band and the mask_mod's bounds.
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,6 +116,74 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
       rewriter.cloneRegionBefore(from, to, to.end());
   rewriter.replaceOp(op, cut.getResult());
   return cut;
+}
+
+/// Whether the structured mask shows every key of [kvStart, kvStart +
+/// kvSize) to every query of this attention, so the step needs no per-element
+/// structured masking. Null when there is no band mask to decide on.
+static Value isTileInsideBand(OpBuilder &b, Location loc,
+                              StructuredMaskAttrInterface mask,
+                              const AttentionPosition &position, Value qLen,
+                              Value kvStart, Value kvSize) {
+  auto causal = dyn_cast_or_null<CausalMaskAttr>(mask);
+  auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask);
+  if (!causal && !window)
+    return Value();
+  IndexMath m{b, loc};
+  Alignment alignment = causal ? causal.getAlignment() : window.getAlignment();
+  Value shift = m.shift(alignment, position.extents);
+  // Whole-problem positions of the first query, the last query, the first
+  // key and the last key.
+  Value firstQuery = m.add(position.offsets[2], shift);
+  Value lastQuery = m.sub(m.add(firstQuery, qLen), m.constant(1));
+  Value firstKey = m.add(position.offsets[3], kvStart);
+  Value lastKey = m.sub(m.add(firstKey, kvSize), m.constant(1));
+  // The first query sees up to its position (+ right); the last query down
+  // to its position - left.
+  if (causal)
+    return m.sle(lastKey, firstQuery);
+  Value right =
+      m.sle(lastKey, m.add(firstQuery, m.constant(window.getRight())));
+  Value left = m.sle(m.sub(lastQuery, m.constant(window.getLeft())), firstKey);
+  return m.both(left, right);
+}
+
+KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,
+                                         AttentionOp op,
+                                         const AttentionPosition &position,
+                                         Value qLen, Value kvStart,
+                                         Value kvSize) {
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  Region &maskMod = op.getMaskMod();
+  if (!mask && maskMod.empty())
+    return {};
+  IndexMath m{b, loc};
+  Value insideBand =
+      mask ? isTileInsideBand(b, loc, mask, position, qLen, kvStart, kvSize)
+           : m.constantBool(true);
+  if (maskMod.empty())
+    return {Value(), insideBand};
+
+  // The first and last index of the tile in each dimension.
+  Layout layout = op.getLayout();
+  Value one = m.constant(1);
+  auto range = [&](Value first, Value size) {
+    return std::make_pair(first, m.sub(m.add(first, size), one));
+  };
+  auto querySize = [&](int64_t dim) {
+    return getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, op.getQuery(), dim));
+  };
+  std::pair<Value, Value> ranges[] = {
+      range(position.offsets[0], querySize(0)),
+      range(position.offsets[1], querySize(getHeadDimPos(layout))),
+      range(position.offsets[2], qLen),
+      range(m.add(position.offsets[3], kvStart), kvSize)};
+  FailureOr<MaskModBounds> bounds = boundMaskMod(b, loc, maskMod, ranges);
+  if (failed(bounds))
+    return {};
+  return {bounds->hidesAll,
+          insideBand ? m.both(insideBand, bounds->showsAll) : Value()};
 }
 
 namespace {

@@ -53,6 +53,23 @@ FailureOr<Value> decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
 /// there is nothing to cut by.
 FailureOr<AttentionOp> classifyBlocks(RewriterBase &rewriter, AttentionOp op);
 
+struct AttentionPosition;
+
+/// How the mask rules (structured mask, mask_mod) of an attention treat one
+/// key tile, as i1 values: `hidden` when they certainly hide every key of it
+/// from every query (the tile is skipped), `full` when they certainly show
+/// every one (the step runs without them). Null when nothing decides it.
+struct KeyTileClass {
+  Value hidden, full;
+};
+/// Classifies the keys [kvStart, kvStart + kvSize) of `op` (whose query
+/// block holds `qLen` queries at `position`): by the band of its structured
+/// mask, and by the bounds of its mask_mod region over the tile's box of
+/// indices (see boundMaskMod). The fused loop branches on it per key tile.
+KeyTileClass classifyKeyTile(OpBuilder &b, Location loc, AttentionOp op,
+                             const AttentionPosition &position, Value qLen,
+                             Value kvStart, Value kvSize);
+
 /// Replaces `op` with an scf.for over key/value tiles of `kvTileSize` keys
 /// carrying (acc, max, sum) through attn.online_attention, and a final
 /// attn.finalize_online_attention. Returns the finalize op. With
