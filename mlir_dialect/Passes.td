@@ -281,6 +281,7 @@ def LowerToUKernels : Pass<"attn-lower-to-ukernels"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }
@@ -298,6 +299,46 @@ def LowerUKernelOpsToCalls : Pass<"attn-lower-ukernel-ops-to-calls",
   let dependentDialects = [
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
+  let summary = "Turn attention kernel functions into gpu.func kernels and "
+                "launching host functions (the GPU FMA path)";
+  let description = [{
+    Every kernel function `@name(q, k, v, [kv_lens], out)` on tensors that
+    returns its one `attn.attention` becomes a `gpu.func @name` (in a new
+    `gpu.module @name_kernels`) and a host `func.func @name` on memrefs that
+    flattens its arguments and `gpu.launch_func`s the kernel over
+    (ceil(Sq / block-rows), Hq, B) blocks. Kernel arguments: q, k, v,
+    [kv_lens], out as 1-D memrefs, then B, Sq and Sk.
+
+    In a block, T consecutive lanes (the fewest powers of two, up to a warp,
+    that split D and Dv into slices of at most 32 elements) share a query
+    row: each holds D/T of the row's query (scaled) and Dv/T of its
+    accumulator in registers, and the row's score is their partial dot
+    products summed with `gpu.shuffle xor`. K and V tiles of `kv-tile-size`
+    keys (fewer when they would not fit in 48 KiB of static shared memory)
+    are staged through shared memory (f16/bf16 widened to f32). The online softmax runs per key in registers, in base 2 with
+    log2(e) folded into the score; a row that sees no key writes 0. Keys that
+    the band mask (causal in both alignments, sliding window) and kv_lens
+    hide from every row of a block are never loaded; score_mod and mask_mod
+    regions are inlined per score. Mask and bias tensors are not supported
+    yet (a diagnostic says so).
+  }];
+  let options = [
+    Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",
+           "Query rows per thread block">,
+    Option<"kvTileSize", "kv-tile-size", "int64_t", /*default=*/"32",
+           "Keys per shared-memory tile">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
   ];
 }
 

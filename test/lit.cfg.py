@@ -71,3 +71,10 @@ config.substitutions.append(
         "%s %s" % (sys.executable, os.path.join(config.attn_src_root, "test", "tools", "expect-exit.py")),
     )
 )
+
+# The CUDA toolkit found at configure time: `ptxas` gates the static GPU
+# checks (PTX assembled for sm_80/sm_90, spills counted).
+if config.attn_ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.attn_ptxas))
+    config.substitutions.append(("%cuda_toolkit", config.attn_cuda_toolkit))

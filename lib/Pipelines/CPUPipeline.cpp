@@ -127,4 +127,9 @@ void mlir::attn::registerAttnPipelines() {
       "attn-cpu-pipeline",
       "Lower attn ops on tensors to the LLVM dialect for x86 CPUs",
       buildCPUPipeline);
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "attn-gpu-pipeline",
+      "Lower attention kernel functions to NVVM and PTX/cubin for NVIDIA "
+      "GPUs",
+      buildGPUPipeline);
 }

@@ -10,6 +10,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -18,6 +19,8 @@ void mlir::attn::registerAttnToolDialects(DialectRegistry &registry) {
   registry.insert<AttnDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // gpu-module-to-binary translates the kernels to LLVM IR (NVVM).
+  registerAllToLLVMIRTranslations(registry);
 }
 
 FailureOr<KernelSource>

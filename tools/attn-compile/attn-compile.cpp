@@ -3,12 +3,15 @@
 // Part of the attn project: an MLIR compiler for attention.
 //
 // attn-compile (FILE.mlir | --spec SPEC) --target cpu [--name NAME] -o OUTDIR
-// writes OUTDIR/NAME.o, OUTDIR/NAME.h and OUTDIR/manifest.json.
+// writes OUTDIR/NAME.o, OUTDIR/NAME.h and OUTDIR/manifest.json;
+// --target nvptx [--chip sm_90] writes OUTDIR/NAME.ptx, OUTDIR/NAME.cubin and
+// OUTDIR/manifest.json.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/CPUKernel.h"
+#include "attn/Target/GPUKernel.h"
 #include "attn/Tools/CPUKernelFlags.h"
 #include "attn/Tools/KernelSource.h"
 #include "attn/Transforms/Transforms.h"
@@ -35,8 +38,16 @@ static cl::opt<std::string>
              cl::desc("Build the kernel from a SPEC instead of a file, "
                       "e.g. b=2,hq=16,hkv=4,sq=1024,d=64,mask=causal"),
              cl::init(""));
+static cl::opt<std::string> target("target", cl::desc("Target: cpu or nvptx"),
+                                   cl::init("cpu"));
 static cl::opt<std::string>
-    target("target", cl::desc("Target: cpu (nvptx: not yet)"), cl::init("cpu"));
+    chip("chip", cl::desc("NVIDIA architecture for --target nvptx"),
+         cl::init("sm_90"));
+static cl::opt<std::string>
+    cudaToolkit("cuda-toolkit",
+                cl::desc("CUDA toolkit directory for --target nvptx (default: "
+                         "$CUDA_HOME, else /usr/local/cuda)"),
+                cl::init(""));
 static cl::opt<std::string>
     kernelName("name", cl::desc("C name of the entry point and the files"),
                cl::init("attn_kernel"));
@@ -69,9 +80,9 @@ static std::string printed(Operation *op) {
   return text;
 }
 
-static llvm::Error writeText(StringRef path, StringRef text) {
+static llvm::Error writeFile(StringRef path, StringRef text) {
   std::error_code ec;
-  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_Text);
+  llvm::ToolOutputFile out(path, ec, llvm::sys::fs::OF_None);
   if (ec)
     return llvm::createStringError(ec, "cannot write '" + path + "'");
   out.os() << text;
@@ -122,16 +133,72 @@ static llvm::json::Value manifest(const KernelSource &source,
   };
 }
 
+static bool failedTo(llvm::Error error) {
+  if (!error)
+    return false;
+  llvm::errs() << "attn-compile: error: " << llvm::toString(std::move(error))
+               << "\n";
+  return true;
+}
+
+/// --target nvptx: NAME.ptx, NAME.cubin and the manifest.
+static int compileForGPU(const KernelSource &source,
+                         const KernelSignature &signature) {
+  GPUTargetOptions options;
+  options.chip = chip;
+  options.toolkit = cudaToolkit;
+  if (flags.kvTileSize > 0)
+    options.kvTileSize = flags.kvTileSize;
+  if (flags.queryTileSize > 0)
+    options.blockRows = flags.queryTileSize;
+  FailureOr<GPUKernelBinary> binary =
+      compileGPUKernel(source.func, kernelName, options);
+  if (failed(binary))
+    return 1;
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return usageError("cannot create '" + outDir + "': " + ec.message());
+  SmallString<256> base(outDir);
+  llvm::sys::path::append(base, kernelName);
+  llvm::json::Array operands;
+  for (const KernelOperand &operand : signature.operands)
+    operands.push_back(operand.name);
+  llvm::json::Value manifest = llvm::json::Object{
+      {"name", kernelName.getValue()},
+      {"spec", source.spec ? llvm::json::Value(source.spec->str())
+                           : llvm::json::Value(nullptr)},
+      {"target", "nvptx"},
+      {"chip", chip.getValue()},
+      {"ptx", kernelName + ".ptx"},
+      {"cubin", kernelName + ".cubin"},
+      {"kernel", kernelName.getValue()},
+      {"operands", std::move(operands)},
+      {"block_rows", binary->blockRows},
+      {"threads", binary->threads},
+      {"grid", "(ceil(Sq / block_rows), Hq, B)"},
+  };
+  std::string manifestText;
+  llvm::raw_string_ostream(manifestText)
+      << llvm::formatv("{0:2}", manifest) << "\n";
+  SmallString<256> manifestPath(outDir);
+  llvm::sys::path::append(manifestPath, "manifest.json");
+  if (failedTo(writeFile((base + ".ptx").str(), binary->ptx)) ||
+      failedTo(writeFile((base + ".cubin").str(), binary->cubin)) ||
+      failedTo(writeFile(manifestPath, manifestText)))
+    return 1;
+  return 0;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "attn ahead-of-time compiler\n");
 
   if (inputFile.empty() == specText.empty())
     return usageError("give exactly one of FILE.mlir and --spec");
-  if (target == "nvptx")
-    return usageError("--target nvptx is not implemented yet");
-  if (target != "cpu")
-    return usageError("unknown --target '" + target + "' (expected cpu)");
+  if (target != "cpu" && target != "nvptx")
+    return usageError("unknown --target '" + target +
+                      "' (expected cpu or nvptx)");
+  if (target == "nvptx" && !StringRef(chip).starts_with("sm_"))
+    return usageError("--chip '" + chip + "' is not an sm_NN architecture");
   if (flags.kvTileSize < 0 || flags.queryTileSize < 0)
     return usageError("--kv-tile-size and --query-tile-size must be positive "
                       "(or 0: derived from the L2 cache)");
@@ -152,6 +219,9 @@ int main(int argc, char **argv) {
   FailureOr<KernelSignature> signature = analyzeKernel(source->func);
   if (failed(signature))
     return 1;
+
+  if (target == "nvptx")
+    return compileForGPU(*source, *signature);
 
   // The variant: the kernel as written, plus everything that changes code.
   std::string identity =
@@ -181,19 +251,12 @@ int main(int argc, char **argv) {
       << llvm::formatv("{0:2}", manifest(*source, *signature, hash)) << "\n";
   SmallString<256> manifestPath(outDir);
   llvm::sys::path::append(manifestPath, "manifest.json");
-  auto failedTo = [](llvm::Error error) {
-    if (!error)
-      return false;
-    llvm::errs() << "attn-compile: error: " << llvm::toString(std::move(error))
-                 << "\n";
-    return true;
-  };
   if (failedTo(writeObjectFile(**module, options, (base + ".o").str())) ||
       failedTo(
-          writeText((base + ".h").str(),
+          writeFile((base + ".h").str(),
                     emitCHeader(*signature, kernelName,
                                 "attention kernel: " + source->description))) ||
-      failedTo(writeText(manifestPath, manifestText)))
+      failedTo(writeFile(manifestPath, manifestText)))
     return 1;
   return 0;
 }

@@ -65,6 +65,41 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
 /// functions also get a `_mlir_ciface_` wrapper.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
+struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip",
+      llvm::cl::desc("NVIDIA architecture to compile for (sm_80, sm_90, ...)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features (the ISA version)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit directory, for libdevice and ptxas "
+                     "(empty: $CUDA_HOME, else /usr/local/cuda)"),
+      llvm::cl::init("")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("What gpu-module-to-binary embeds: isa (PTX), bin "
+                     "(cubin, through ptxas) or fatbin"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<int64_t> blockRows{
+      *this, "block-rows", llvm::cl::desc("Query rows per thread block"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> kvTileSize{
+      *this, "kv-tile-size", llvm::cl::desc("Keys per shared-memory tile"),
+      llvm::cl::init(32)};
+};
+
+/// attn-gpu-pipeline: from attention kernel functions on tensors to a
+/// gpu.binary (PTX or cubin for `chip`) and host functions on memrefs that
+/// gpu.launch_func its kernels.
+void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
+
+/// The CUDA toolkit directory: `requested` if set, else $CUDA_HOME, else
+/// /usr/local/cuda.
+std::string getCUDAToolkitPath(StringRef requested);
+
 /// Bytes of L2 cache per core of `cpu`: this machine's (from Linux's sysfs)
 /// for "host", else (or when unknown) 1 MiB.
 int64_t getL2CacheSize(StringRef cpu);

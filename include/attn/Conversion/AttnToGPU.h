@@ -1,0 +1,25 @@
+//===- AttnToGPU.h - attention kernels as gpu.func --------------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_CONVERSION_ATTNTOGPU_H
+#define ATTN_CONVERSION_ATTNTOGPU_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::attn {
+
+/// Replaces the kernel function `func` ((q, k, v, [kv_lens], out) on tensors,
+/// returning its one attn.attention) with a gpu.func in a new gpu.module
+/// `<name>_kernels` and a host function of the same name on memrefs that
+/// launches it over (ceil(Sq / blockRows), Hq, B) blocks. K and V pass
+/// through shared memory in tiles of `kvTile` keys. Fails with a diagnostic
+/// on an attention the GPU path does not take.
+LogicalResult convertAttentionToGPU(func::FuncOp func, int64_t blockRows,
+                                    int64_t kvTile);
+
+} // namespace mlir::attn
+
+#endif // ATTN_CONVERSION_ATTNTOGPU_H

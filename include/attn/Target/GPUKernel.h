@@ -1,0 +1,42 @@
+//===- GPUKernel.h - ahead-of-time NVIDIA GPU kernels -----------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+// From a function holding one attn.attention to PTX and a cubin for one
+// NVIDIA architecture, through attn-gpu-pipeline. Used by attn-compile.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_TARGET_GPUKERNEL_H
+#define ATTN_TARGET_GPUKERNEL_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace mlir::attn {
+
+struct GPUTargetOptions {
+  std::string chip = "sm_90"; // sm_80, sm_90, ...
+  std::string toolkit;        // CUDA toolkit dir (empty: CUDA_HOME, default)
+  int64_t blockRows = 32;     // query rows per thread block
+  int64_t kvTileSize = 32;    // keys per shared-memory tile
+};
+
+/// A compiled kernel: the gpu.func `name` (arguments: q, k, v, [kv_lens], out
+/// as 1-D memrefs, then B, Sq, Sk), launched over (ceil(Sq / blockRows), Hq,
+/// B) blocks of `threads` threads.
+struct GPUKernelBinary {
+  std::string ptx, cubin;
+  int64_t blockRows = 0, threads = 0;
+};
+
+/// Lowers a copy of `func` (alone in a new module, renamed `name`) with
+/// attn-gpu-pipeline to PTX, and assembles it to a cubin with the toolkit's
+/// ptxas.
+FailureOr<GPUKernelBinary> compileGPUKernel(func::FuncOp func, StringRef name,
+                                            const GPUTargetOptions &options);
+
+} // namespace mlir::attn
+
+#endif // ATTN_TARGET_GPUKERNEL_H

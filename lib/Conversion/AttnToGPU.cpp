@@ -1,0 +1,545 @@
+//===- AttnToGPU.cpp - attention kernels as gpu.func ----------------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// The FMA path of the GPU backend: a kernel function (q, k, v, [kv_lens],
+// out) holding one attn.attention becomes a gpu.func plus a host function
+// that launches it. One block per (query block, query head, batch entry);
+// T consecutive lanes share a query row, each holding D/T (at most 32) of its
+// query and Dv/T of its accumulator in registers; K and V tiles are staged
+// through shared memory; the online softmax runs per key in registers with exp2
+// (the scale's log2(e) folded in); keys the band mask and kv_lens hide from the
+// whole query block are never loaded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToGPU.h"
+#include "attn/IR/AttnOps.h"
+#include "attn/Transforms/Passes.h"
+#include "attn/Transforms/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOGPU
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// The launch geometry and register split of one kernel.
+struct KernelShape {
+  int64_t blockRows;     // query rows per block
+  int64_t threadsPerRow; // T lanes per row
+  int64_t kvTile;        // keys per shared-memory tile
+  int64_t headDim, valueDim;
+  int64_t threads() const { return blockRows * threadsPerRow; }
+  int64_t headSlice() const { return headDim / threadsPerRow; }
+  int64_t valueSlice() const { return valueDim / threadsPerRow; }
+};
+
+/// Builds the body of the kernel for one attention.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, AttentionOp op, KernelShape shape)
+      : b(b), loc(loc), m{b, loc}, op(op), shape(shape) {}
+
+  /// Emits the body into `kernel` (arguments: q, k, v, [kv_lens], out, B,
+  /// Sq, Sk; workgroup attributions: the K and V tiles).
+  void build(gpu::GPUFuncOp kernel);
+
+private:
+  Value index(int64_t v) { return m.constant(v); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+
+  /// Offset of element (batch, head, pos, 0) of a flattened [B, H, S, dim]
+  /// (or, in BSHD, [B, S, H, dim]) tensor.
+  Value rowOffset(Value batch, Value head, Value pos, int64_t heads, Value seq,
+                  int64_t dim) {
+    Value outer =
+        op.getLayout() == Layout::BSHD
+            ? m.add(mul(m.add(mul(batch, seq), pos), index(heads)), head)
+            : m.add(mul(m.add(mul(batch, index(heads)), head), seq), pos);
+    return mul(outer, index(dim));
+  }
+
+  /// `width` elements of `memref` from `offset`, as f32.
+  Value loadSlice(Value memref, Value offset, int64_t width) {
+    Type element = getElementTypeOrSelf(memref.getType());
+    Value slice = vector::LoadOp::create(
+        b, loc, VectorType::get({width}, element), memref, offset);
+    if (element.isF32())
+      return slice;
+    return arith::ExtFOp::create(
+        b, loc, VectorType::get({width}, b.getF32Type()), slice);
+  }
+
+  /// The keys [begin, end) some query of [qFirst, qEnd) may see under the
+  /// band mask, clamped to [0, Sk).
+  std::pair<Value, Value> visibleKeys(Value qFirst, Value qEnd, Value sq,
+                                      Value sk);
+  /// Whether key j is visible to query i by the structured mask.
+  Value structuredVisible(Value i, Value j, Value sq, Value sk);
+
+  /// Stages rows [tileStart, tileStart + kvTile) of a K or V head (rows
+  /// past `end` as 0) into the shared `tile` [kvTile, dim].
+  void stageTile(Value tile, Value source, Value batch, Value kvHead,
+                 Value tileStart, Value end, Value sk, int64_t dim, Value tid);
+
+  OpBuilder &b;
+  Location loc;
+  IndexMath m;
+  AttentionOp op;
+  KernelShape shape;
+};
+} // namespace
+
+std::pair<Value, Value> KernelBuilder::visibleKeys(Value qFirst, Value qEnd,
+                                                   Value sq, Value sk) {
+  Value begin = index(0), end = sk;
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  auto shiftOf = [&](Alignment alignment) {
+    return alignment == Alignment::BottomRight ? m.sub(sk, sq) : index(0);
+  };
+  if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask)) {
+    end = m.add(qEnd, shiftOf(causal.getAlignment()));
+  } else if (auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask)) {
+    Value shift = shiftOf(window.getAlignment());
+    begin = m.sub(m.add(qFirst, shift), index(window.getLeft()));
+    end = m.add(m.add(qEnd, shift), index(window.getRight()));
+  }
+  begin = min(max(begin, index(0)), sk);
+  end = min(max(end, begin), sk);
+  return {begin, end};
+}
+
+Value KernelBuilder::structuredVisible(Value i, Value j, Value sq, Value sk) {
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  auto position = [&](Alignment alignment) {
+    return alignment == Alignment::BottomRight ? m.add(i, m.sub(sk, sq)) : i;
+  };
+  if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask))
+    return m.sle(j, position(causal.getAlignment()));
+  if (auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask)) {
+    Value p = position(window.getAlignment());
+    return m.both(m.sle(m.sub(p, index(window.getLeft())), j),
+                  m.sle(j, m.add(p, index(window.getRight()))));
+  }
+  return m.constantBool(true);
+}
+
+void KernelBuilder::stageTile(Value tile, Value source, Value batch,
+                              Value kvHead, Value tileStart, Value end,
+                              Value sk, int64_t dim, Value tid) {
+  int64_t kvHeads = cast<ShapedType>(op.getKey().getType())
+                        .getDimSize(getHeadDimPos(op.getLayout()));
+  Type element = getElementTypeOrSelf(source.getType());
+  scf::ForOp::create(
+      b, loc, tid, index(shape.kvTile * dim), index(shape.threads()),
+      ValueRange{}, [&](OpBuilder &lb, Location ll, Value e, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        Value r = div(e, index(dim)), c = rem(e, index(dim));
+        Value key = m.add(tileStart, r);
+        Value inside =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key, end);
+        // Rows past the end read the last visible key and store 0.
+        Value safeKey =
+            arith::SelectOp::create(b, loc, inside, key, m.sub(end, index(1)));
+        Value at =
+            m.add(rowOffset(batch, kvHead, safeKey, kvHeads, sk, dim), c);
+        Value value = memref::LoadOp::create(b, loc, source, at);
+        if (!element.isF32())
+          value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+        value = arith::SelectOp::create(b, loc, inside, value, f32(0.0));
+        memref::StoreOp::create(b, loc, value, tile, ValueRange{r, c});
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void KernelBuilder::build(gpu::GPUFuncOp kernel) {
+  Block &body = kernel.getBody().front();
+  b.setInsertionPointToStart(&body);
+  bool hasLens = static_cast<bool>(op.getKvLens());
+  unsigned argIndex = 0;
+  Value q = body.getArgument(argIndex++), k = body.getArgument(argIndex++),
+        v = body.getArgument(argIndex++);
+  Value lens = hasLens ? body.getArgument(argIndex++) : Value();
+  Value out = body.getArgument(argIndex++);
+  Value batchCount = body.getArgument(argIndex++);
+  Value sq = body.getArgument(argIndex++), sk = body.getArgument(argIndex++);
+  (void)batchCount;
+  Value keyTile = kernel.getWorkgroupAttributions()[0];
+  Value valueTile = kernel.getWorkgroupAttributions()[1];
+
+  Layout layout = op.getLayout();
+  auto qType = cast<ShapedType>(op.getQuery().getType());
+  auto kType = cast<ShapedType>(op.getKey().getType());
+  int64_t heads = qType.getDimSize(getHeadDimPos(layout));
+  int64_t kvHeads = kType.getDimSize(getHeadDimPos(layout));
+  int64_t t = shape.threadsPerRow;
+
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value queryBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value row = div(tid, index(t)), lane = rem(tid, index(t));
+  Value qFirst = mul(queryBlock, index(shape.blockRows));
+  Value i = m.add(qFirst, row);
+  Value rowValid =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, sq);
+  Value kvHead = div(head, index(heads / kvHeads));
+
+  // This lane's slice of its query row, scaled. Rows past Sq read the last
+  // row (their results are never stored) so every lane takes part in the
+  // shuffles and barriers.
+  Value safeRow =
+      arith::SelectOp::create(b, loc, rowValid, i, m.sub(sq, index(1)));
+  Value qAt = m.add(rowOffset(batch, head, safeRow, heads, sq, shape.headDim),
+                    mul(lane, index(shape.headSlice())));
+  Value scale =
+      createScale(b, loc, op.getScale(), b.getIndexAttr(shape.headDim));
+  auto qVecType = VectorType::get({shape.headSlice()}, b.getF32Type());
+  Value qSlice = arith::MulFOp::create(
+      b, loc, loadSlice(q, qAt, shape.headSlice()),
+      vector::BroadcastOp::create(b, loc, qVecType, scale));
+
+  // The keys some row of this block may see.
+  Value qEnd = min(m.add(qFirst, index(shape.blockRows)), sq);
+  Value begin, end;
+  std::tie(begin, end) = visibleKeys(qFirst, qEnd, sq, sk);
+  if (hasLens) {
+    Value len = memref::LoadOp::create(b, loc, lens, batch);
+    end =
+        max(min(end, arith::IndexCastOp::create(b, loc, b.getIndexType(), len)),
+            begin);
+  }
+
+  auto accType = VectorType::get({shape.valueSlice()}, b.getF32Type());
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  Value zero = f32(0.0);
+  Value log2e = f32(M_LOG2E);
+  SmallVector<Value> initial = {
+      negInf, zero,
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(accType, 0.0f))};
+  Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
+  auto tiles = scf::ForOp::create(
+      b, loc, begin, end, index(shape.kvTile), initial,
+      [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        gpu::BarrierOp::create(b, loc);
+        stageTile(keyTile, k, batch, kvHead, tileStart, end, sk, shape.headDim,
+                  tid);
+        stageTile(valueTile, v, batch, kvHead, tileStart, end, sk,
+                  shape.valueDim, tid);
+        gpu::BarrierOp::create(b, loc);
+        Value count = min(index(shape.kvTile), m.sub(end, tileStart));
+        auto keys = scf::ForOp::create(
+            b, loc, index(0), count, index(1), state,
+            [&](OpBuilder &kb, Location, Value jj, ValueRange carried) {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPoint(kb.getInsertionBlock(),
+                                  kb.getInsertionPoint());
+              Value rowMax = carried[0], rowSum = carried[1], acc = carried[2];
+              // The score: this lane's partial dot product, summed over the
+              // row's lanes.
+              Value keySlice = vector::LoadOp::create(
+                  b, loc, qVecType, keyTile,
+                  ValueRange{jj, mul(lane, index(shape.headSlice()))});
+              Value score = vector::ReductionOp::create(
+                  b, loc, vector::CombiningKind::ADD,
+                  arith::MulFOp::create(b, loc, qSlice, keySlice));
+              Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+              for (int64_t offset = 1; offset < t; offset *= 2) {
+                Value mask = arith::ConstantIntOp::create(b, loc, offset, 32);
+                Value other = gpu::ShuffleOp::create(b, loc, score, mask, width,
+                                                     gpu::ShuffleMode::XOR)
+                                  .getShuffleResult();
+                score = arith::AddFOp::create(b, loc, score, other);
+              }
+              Value j = m.add(tileStart, jj);
+              if (!scoreMod.empty())
+                score = inlineRegion(b, scoreMod, {score, batch, head, i, j});
+              Value visible = m.both(rowValid, structuredVisible(i, j, sq, sk));
+              if (!maskMod.empty())
+                visible = m.both(visible,
+                                 inlineRegion(b, maskMod, {batch, head, i, j}));
+              // Online softmax in base 2; exp2(-inf) = 0, and a row that has
+              // seen no visible key yet keeps (acc, sum) = 0.
+              Value logit = arith::SelectOp::create(
+                  b, loc, visible, arith::MulFOp::create(b, loc, score, log2e),
+                  negInf);
+              Value newMax = arith::MaximumFOp::create(b, loc, rowMax, logit);
+              Value empty = arith::CmpFOp::create(
+                  b, loc, arith::CmpFPredicate::OEQ, newMax, negInf);
+              Value alpha = arith::SelectOp::create(
+                  b, loc, empty, f32(1.0),
+                  math::Exp2Op::create(
+                      b, loc, arith::SubFOp::create(b, loc, rowMax, newMax)));
+              Value p = arith::SelectOp::create(
+                  b, loc, empty, zero,
+                  math::Exp2Op::create(
+                      b, loc, arith::SubFOp::create(b, loc, logit, newMax)));
+              Value newSum = arith::AddFOp::create(
+                  b, loc, arith::MulFOp::create(b, loc, rowSum, alpha), p);
+              Value valueSlice = vector::LoadOp::create(
+                  b, loc, accType, valueTile,
+                  ValueRange{jj, mul(lane, index(shape.valueSlice()))});
+              Value newAcc = vector::FMAOp::create(
+                  b, loc, vector::BroadcastOp::create(b, loc, accType, p),
+                  valueSlice,
+                  arith::MulFOp::create(
+                      b, loc, acc,
+                      vector::BroadcastOp::create(b, loc, accType, alpha)));
+              scf::YieldOp::create(b, loc, ValueRange{newMax, newSum, newAcc});
+            });
+        scf::YieldOp::create(b, loc, keys.getResults());
+      });
+
+  // out = acc / sum, 0 for a row that saw no key (NaN stays NaN).
+  Value rowSum = tiles.getResult(1), acc = tiles.getResult(2);
+  Value noKey =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, rowSum, zero);
+  Value normalized = arith::DivFOp::create(
+      b, loc, acc, vector::BroadcastOp::create(b, loc, accType, rowSum));
+  Value result = arith::SelectOp::create(
+      b, loc, noKey,
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(accType, 0.0f)),
+      normalized);
+  Type outElement = getElementTypeOrSelf(out.getType());
+  if (!outElement.isF32())
+    result = arith::TruncFOp::create(
+        b, loc, VectorType::get({shape.valueSlice()}, outElement), result);
+  auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&store.getThenRegion().front());
+  Value outAt = m.add(rowOffset(batch, head, i, heads, sq, shape.valueDim),
+                      mul(lane, index(shape.valueSlice())));
+  vector::StoreOp::create(b, loc, result, out, outAt);
+  b.setInsertionPointToEnd(&body);
+  gpu::ReturnOp::create(b, loc);
+}
+
+/// The single attention a kernel function computes, or null with a
+/// diagnostic when `func` is not one the GPU path takes.
+static AttentionOp getKernelAttention(func::FuncOp func) {
+  AttentionOp attention;
+  WalkResult walk = func.walk([&](AttentionOp op) {
+    if (attention)
+      return WalkResult::interrupt();
+    attention = op;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted() || !attention) {
+    func.emitError() << "attn-convert-to-gpu: '" << func.getSymName()
+                     << "' must hold exactly one attn.attention";
+    return {};
+  }
+  auto fail = [&](const Twine &why) -> AttentionOp {
+    attention.emitError() << "attn-convert-to-gpu: " << why;
+    return {};
+  };
+  if (attention.getMask() || attention.getBias())
+    return fail("mask and bias tensors are not supported on the GPU yet");
+  if (attention.getOffsets().size() || attention.getExtents().size())
+    return fail("takes whole attentions, not tiles (offsets/extents)");
+  StructuredMaskAttrInterface mask = attention.getStructuredMaskAttr();
+  if (mask && !isa<CausalMaskAttr, SlidingWindowMaskAttr>(mask))
+    return fail("only causal and sliding-window structured masks");
+  Layout layout = attention.getLayout();
+  auto q = cast<ShapedType>(attention.getQuery().getType());
+  auto k = cast<ShapedType>(attention.getKey().getType());
+  auto v = cast<ShapedType>(attention.getValue().getType());
+  if (q.isDynamicDim(3) || v.isDynamicDim(3))
+    return fail("head dims must be static");
+  if (q.isDynamicDim(getHeadDimPos(layout)) ||
+      k.isDynamicDim(getHeadDimPos(layout)))
+    return fail("head counts must be static");
+  // The kernel's arguments are the function's, in the attention's order.
+  SmallVector<Value> expected = {attention.getQuery(), attention.getKey(),
+                                 attention.getValue()};
+  if (Value lens = attention.getKvLens())
+    expected.push_back(lens);
+  expected.push_back(attention.getInit());
+  if (!llvm::equal(expected, func.getArguments()) ||
+      func.getFunctionType().getNumResults() != 1 ||
+      !llvm::hasSingleElement(attention->getUsers()) ||
+      !isa<func::ReturnOp>(*attention->getUsers().begin()))
+    return fail("the kernel function must take (q, k, v, [kv_lens], out) and "
+                "return the attention");
+  return attention;
+}
+
+/// Shared memory a block may declare statically.
+static constexpr int64_t kStaticSharedBytes = 48 * 1024;
+/// The most elements of q and of acc one lane keeps in registers.
+static constexpr int64_t kMaxSliceElements = 32;
+
+/// Picks T lanes per row, the fewest (a power of two up to a warp) that
+/// divide D and Dv into slices of at most 32 registers each (else the most
+/// that divide both), and shrinks the key tile until the K and V tiles fit
+/// in static shared memory. Fails with a diagnostic when a block would
+/// exceed 1024 threads or one key row does not fit.
+static FailureOr<KernelShape> chooseShape(AttentionOp op, int64_t blockRows,
+                                          int64_t kvTile) {
+  int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
+  int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+  int64_t lanes = 0, fallback = 1;
+  for (int64_t t = 1; t <= 32 && !lanes; t *= 2) {
+    if (d % t || dv % t)
+      continue;
+    fallback = t;
+    if (d / t <= kMaxSliceElements && dv / t <= kMaxSliceElements)
+      lanes = t;
+  }
+  KernelShape shape{blockRows, lanes ? lanes : fallback, kvTile, d, dv};
+  if (shape.threads() > 1024)
+    return op.emitError() << "attn-convert-to-gpu: " << blockRows << " rows of "
+                          << shape.threadsPerRow
+                          << " lanes exceed 1024 threads per block";
+  // The row's lanes sum their dot products with full-warp shuffles.
+  if (shape.threadsPerRow > 1 && shape.threads() % 32)
+    return op.emitError() << "attn-convert-to-gpu: " << blockRows
+                          << " rows of " << shape.threadsPerRow
+                          << " lanes do not fill whole warps";
+  int64_t rowBytes = (d + dv) * 4;
+  shape.kvTile = std::min(kvTile, kStaticSharedBytes / rowBytes);
+  if (shape.kvTile < 1)
+    return op.emitError() << "attn-convert-to-gpu: one key of D + Dv = "
+                          << d + dv << " floats exceeds shared memory";
+  return shape;
+}
+
+LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
+                                                int64_t blockRows,
+                                                int64_t kvTile) {
+  AttentionOp op = getKernelAttention(func);
+  if (!op)
+    return failure();
+  FailureOr<KernelShape> chosen = chooseShape(op, blockRows, kvTile);
+  if (failed(chosen))
+    return failure();
+  KernelShape shape = *chosen;
+  MLIRContext *ctx = func.getContext();
+  Location loc = func.getLoc();
+  auto module = func->getParentOfType<ModuleOp>();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  OpBuilder b(ctx);
+
+  // Kernel arguments: each tensor flattened to a 1-D memref, then B, Sq, Sk.
+  SmallVector<Type> argTypes;
+  for (Type type : func.getArgumentTypes())
+    argTypes.push_back(
+        MemRefType::get({ShapedType::kDynamic}, getElementTypeOrSelf(type)));
+  argTypes.append(3, b.getIndexType());
+  auto sharedSpace = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  auto tileType = [&](int64_t dim) {
+    return MemRefType::get({shape.kvTile, dim}, b.getF32Type(),
+                           MemRefLayoutAttrInterface(), sharedSpace);
+  };
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpuModule =
+      gpu::GPUModuleOp::create(b, loc, (func.getSymName() + "_kernels").str());
+  b.setInsertionPointToStart(gpuModule.getBody());
+  auto kernel = gpu::GPUFuncOp::create(
+      b, loc, func.getSymName(), b.getFunctionType(argTypes, {}),
+      TypeRange{tileType(shape.headDim), tileType(shape.valueDim)});
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(shape.threads()), 1, 1}));
+  // What a launcher needs: grid (ceil(Sq / block_rows), Hq, B).
+  kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(shape.blockRows));
+  KernelBuilder(b, loc, op, shape).build(kernel);
+
+  // The host function, on memrefs: flatten and launch.
+  SmallVector<Type> hostTypes;
+  for (Type type : func.getArgumentTypes()) {
+    auto tensor = cast<RankedTensorType>(type);
+    hostTypes.push_back(
+        MemRefType::get(tensor.getShape(), tensor.getElementType()));
+  }
+  auto host = func::FuncOp::create(loc, func.getSymName(),
+                                   b.getFunctionType(hostTypes, {}));
+  host.setVisibility(func.getVisibility());
+  Block *entry = host.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  SmallVector<Value> operands;
+  for (auto [arg, type] : llvm::zip(entry->getArguments(), argTypes)) {
+    auto memref = cast<MemRefType>(arg.getType());
+    ReassociationIndices all(
+        llvm::to_vector(llvm::seq<int64_t>(0, memref.getRank())));
+    Value flat = memref::CollapseShapeOp::create(
+        b, loc, arg, ArrayRef<ReassociationIndices>{all});
+    operands.push_back(memref::CastOp::create(b, loc, type, flat));
+  }
+  Layout layout = op.getLayout();
+  auto dim = [&](Value memref, int64_t d) -> Value {
+    return memref::DimOp::create(b, loc, memref, d);
+  };
+  Value q = entry->getArgument(0), k = entry->getArgument(1);
+  Value batchCount = dim(q, 0), sq = dim(q, getSeqDimPos(layout)),
+        sk = dim(k, getSeqDimPos(layout));
+  operands.append({batchCount, sq, sk});
+  IndexMath m{b, loc};
+  Value rows = m.constant(shape.blockRows);
+  Value queryBlocks = arith::CeilDivUIOp::create(b, loc, sq, rows);
+  Value heads = dim(q, getHeadDimPos(layout));
+  gpu::LaunchFuncOp::create(b, loc, kernel,
+                            gpu::KernelDim3{queryBlocks, heads, batchCount},
+                            gpu::KernelDim3{m.constant(shape.threads()),
+                                            m.constant(1), m.constant(1)},
+                            /*dynamicSharedMemorySize=*/Value(), operands);
+  func::ReturnOp::create(b, loc);
+  b.setInsertionPoint(func);
+  b.insert(host);
+  func.erase();
+  return success();
+}
+
+namespace {
+struct ConvertAttnToGPUPass
+    : attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (blockRows <= 0 || kvTileSize <= 0 || blockRows > 1024) {
+      getOperation()->emitError()
+          << "attn-convert-to-gpu: block-rows must be in [1, 1024] and "
+             "kv-tile-size positive, got "
+          << static_cast<int64_t>(blockRows) << " and "
+          << static_cast<int64_t>(kvTileSize);
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        kernels.push_back(func);
+    for (func::FuncOp func : kernels)
+      if (failed(convertAttentionToGPU(func, blockRows, kvTileSize)))
+        return signalPassFailure();
+  }
+};
+} // namespace

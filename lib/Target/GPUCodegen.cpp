@@ -1,0 +1,65 @@
+//===- GPUCodegen.cpp - ahead-of-time NVIDIA GPU kernels ------------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Pipelines/Pipelines.h"
+#include "attn/Target/GPUKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+/// The kernel of `name` lowered to `format` (isa: PTX, bin: cubin), and the
+/// thread count its host function launches it with.
+static FailureOr<std::pair<std::string, int64_t>>
+lowerToBinary(func::FuncOp func, StringRef name,
+              const GPUTargetOptions &options, StringRef format) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(func.getLoc());
+  OpBuilder builder(func.getContext());
+  builder.setInsertionPointToEnd(module->getBody());
+  auto kernel = cast<func::FuncOp>(builder.clone(*func));
+  kernel.setSymName(name);
+
+  PassManager pm(func.getContext());
+  GPUPipelineOptions pipeline;
+  pipeline.chip = options.chip;
+  pipeline.toolkit = options.toolkit;
+  pipeline.format = format.str();
+  pipeline.blockRows = options.blockRows;
+  pipeline.kvTileSize = options.kvTileSize;
+  buildGPUPipeline(pm, pipeline);
+  if (failed(pm.run(*module)))
+    return failure();
+
+  auto binary = module->lookupSymbol<gpu::BinaryOp>((name + "_kernels").str());
+  gpu::LaunchFuncOp launch;
+  module->walk([&](gpu::LaunchFuncOp op) { launch = op; });
+  APInt threads;
+  if (!binary || binary.getObjects().size() != 1 || !launch ||
+      !matchPattern(launch.getBlockSizeX(), m_ConstantInt(&threads)))
+    return module->emitError()
+           << "attn-gpu-pipeline did not produce one binary and its launch";
+  auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+  return std::make_pair(object.getObject().getValue().str(),
+                        threads.getSExtValue());
+}
+
+FailureOr<GPUKernelBinary>
+mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
+                             const GPUTargetOptions &options) {
+  auto ptx = lowerToBinary(func, name, options, "isa");
+  if (failed(ptx))
+    return failure();
+  auto cubin = lowerToBinary(func, name, options, "bin");
+  if (failed(cubin))
+    return failure();
+  return GPUKernelBinary{ptx->first, cubin->first, options.blockRows,
+                         ptx->second};
+}

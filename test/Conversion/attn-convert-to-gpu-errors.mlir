@@ -1,0 +1,49 @@
+// RUN: attn-opt %s --attn-convert-to-gpu --split-input-file --verify-diagnostics
+
+func.func @mask_tensor(%q: tensor<1x1x8x8xf32>, %m: tensor<8x8xi1>,
+                       %o: tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: mask and bias tensors are not supported on the GPU yet}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x8xf32>,
+                          tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>)
+      mask(%m : tensor<8x8xi1>) outs(%o : tensor<1x1x8x8xf32>)
+      -> tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x8x8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{attn-convert-to-gpu: 'two' must hold exactly one attn.attention}}
+func.func @two(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>)
+    -> tensor<1x1x8x8xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x8xf32>,
+                          tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>)
+      outs(%o : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  %1 = attn.attention ins(%0, %q, %q : tensor<1x1x8x8xf32>,
+                          tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>)
+      outs(%o : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  return %1 : tensor<1x1x8x8xf32>
+}
+
+// -----
+
+func.func @shared_operand(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>)
+    -> tensor<1x1x8x8xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: the kernel function must take (q, k, v, [kv_lens], out) and return the attention}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x8xf32>,
+                          tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>)
+      outs(%o : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x8x8xf32>
+}
+
+// -----
+
+func.func @dynamic_heads(%q: tensor<1x?x8x8xf32>, %k: tensor<1x?x8x8xf32>,
+                         %v: tensor<1x?x8x8xf32>, %o: tensor<1x?x8x8xf32>)
+    -> tensor<1x?x8x8xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: head counts must be static}}
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x?x8x8xf32>,
+                          tensor<1x?x8x8xf32>, tensor<1x?x8x8xf32>)
+      outs(%o : tensor<1x?x8x8xf32>) -> tensor<1x?x8x8xf32>
+  return %0 : tensor<1x?x8x8xf32>
+}
+

@@ -1,0 +1,108 @@
+// RUN: attn-opt %s --attn-convert-to-gpu --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-convert-to-gpu="block-rows=16 kv-tile-size=64" --canonicalize --split-input-file | FileCheck %s --check-prefix=SIZES
+// RUN: not attn-opt %s --attn-convert-to-gpu="block-rows=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWS
+// RUN: not attn-opt %s --attn-convert-to-gpu="block-rows=4" --split-input-file 2>&1 | FileCheck %s --check-prefix=WARPS
+
+// GQA 8:2, f16, bottom-right causal, dynamic sequence length. The host
+// function flattens its memrefs and launches (ceil(Sq / 32), Hq, B) blocks
+// of 32 rows x 4 lanes.
+// CHECK-LABEL: func.func @causal
+// CHECK-SAME: (%[[Q:.+]]: memref<2x8x?x128xf16>, %[[K:.+]]: memref<2x2x?x128xf16>, %[[V:.+]]: memref<2x2x?x128xf16>, %[[O:.+]]: memref<2x8x?x128xf16>)
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
+// CHECK: %[[QF:.+]] = memref.collapse_shape %[[Q]] {{\[\[}}0, 1, 2, 3]] : memref<2x8x?x128xf16> into memref<?xf16>
+// CHECK: %[[SQ:.+]] = memref.dim %[[Q]], %[[C2]]
+// CHECK: %[[SK:.+]] = memref.dim %[[K]], %[[C2]]
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[SQ]], %[[C32]] : index
+// CHECK: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], %[[C8]], %[[C2]]) threads in (%[[C128]], %{{.+}}, %{{.+}}) args(%[[QF]] : memref<?xf16>, {{.*}}, %[[C2]] : index, %[[SQ]] : index, %[[SK]] : index)
+// The kernel: K and V tiles of 32 keys in shared memory as f32.
+// CHECK: gpu.module @causal_kernels
+// CHECK: gpu.func @causal(%{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: index, %[[KSQ:.+]]: index, %[[KSK:.+]]: index)
+// CHECK-SAME: workgroup(%[[KT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>, %[[VT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: kernel attributes {attn.block_rows = 32 : i64, known_block_size = array<i32: 128, 1, 1>}
+// Each lane holds 32 of the row's 128 query elements, scaled.
+// CHECK: %[[QS:.+]] = vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<32xf16>
+// CHECK: %[[QX:.+]] = arith.extf %[[QS]] : vector<32xf16> to vector<32xf32>
+// CHECK: %[[QSCALED:.+]] = arith.mulf %[[QX]], %{{.+}} : vector<32xf32>
+// Bottom-right causal: keys up to (last query of the block) + Sk - Sq.
+// CHECK: %[[SHIFT:.+]] = arith.subi %[[KSK]], %[[KSQ]] : index
+// CHECK: scf.for %[[T:.+]] = %{{.+}} to %[[END:.+]] step %[[C32K:.+]] iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (f32, f32, vector<32xf32>)
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.+}}, %[[KT]][
+// CHECK: memref.store %{{.+}}, %[[VT]][
+// CHECK: gpu.barrier
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
+// CHECK: %[[KS:.+]] = vector.load %[[KT]][%[[J]], %{{.+}}] : memref<32x128xf32, #gpu.address_space<workgroup>>, vector<32xf32>
+// CHECK: %[[PROD:.+]] = arith.mulf %[[QSCALED]], %[[KS]] : vector<32xf32>
+// CHECK: %[[PART:.+]] = vector.reduction <add>, %[[PROD]] : vector<32xf32> into f32
+// The 4 lanes of a row sum their partial dot products.
+// CHECK: %[[S1:.+]], %{{.+}} = gpu.shuffle xor %[[PART]], %{{.+}}, %{{.+}} : f32
+// CHECK: %[[P1:.+]] = arith.addf %[[PART]], %[[S1]] : f32
+// CHECK: %[[S2:.+]], %{{.+}} = gpu.shuffle xor %[[P1]], %{{.+}}, %{{.+}} : f32
+// CHECK: %[[SCORE:.+]] = arith.addf %[[P1]], %[[S2]] : f32
+// CHECK: arith.cmpi sle
+// CHECK: %[[LOGIT:.+]] = arith.mulf %[[SCORE]], %{{.+}} : f32
+// CHECK: arith.maximumf
+// CHECK: math.exp2
+// CHECK: math.exp2
+// CHECK: vector.load %[[VT]]
+// CHECK: vector.fma
+// Rows that saw no key write 0; f16 out.
+// CHECK: arith.cmpf oeq
+// CHECK: arith.truncf %{{.+}} : vector<32xf32> to vector<32xf16>
+// CHECK: scf.if
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<?xf16>, vector<32xf16>
+// 64-key tiles of D + Dv = 256 floats would take 64 KiB: cut to the 48 keys
+// that fit in 48 KiB of static shared memory.
+// SIZES-LABEL: gpu.func @causal
+// SIZES-SAME: workgroup(%{{.+}} : memref<48x128xf32, #gpu.address_space<workgroup>>
+// SIZES-SAME: known_block_size = array<i32: 64, 1, 1>
+// BADROWS: error: attn-convert-to-gpu: block-rows must be in [1, 1024] and kv-tile-size positive, got 0 and 32
+// 4 rows of 4 lanes would shuffle in a partial warp.
+// WARPS: error: attn-convert-to-gpu: 4 rows of 4 lanes do not fill whole warps
+func.func @causal(%q: tensor<2x8x?x128xf16>, %k: tensor<2x2x?x128xf16>,
+                  %v: tensor<2x2x?x128xf16>, %o: tensor<2x8x?x128xf16>)
+    -> tensor<2x8x?x128xf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<2x8x?x128xf16>,
+                          tensor<2x2x?x128xf16>, tensor<2x2x?x128xf16>)
+      outs(%o : tensor<2x8x?x128xf16>)
+      {structured_mask = #attn.causal<bottom_right>} -> tensor<2x8x?x128xf16>
+  return %0 : tensor<2x8x?x128xf16>
+}
+
+// -----
+
+// kv_lens trims each batch entry's key loop; regions are inlined per score;
+// D = 6 fits one lane per row (no shuffle); BSHD addressing.
+// CHECK-LABEL: func.func @regions
+// CHECK: gpu.func @regions(%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[LENS:.+]]: memref<?xi32>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index)
+// CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
+// CHECK: %[[BATCH:.+]] = gpu.block_id z
+// CHECK: %[[LEN:.+]] = memref.load %[[LENS]][%[[BATCH]]] : memref<?xi32>
+// CHECK: %[[LENIDX:.+]] = arith.index_cast %[[LEN]] : i32 to index
+// CHECK: arith.minsi %{{.+}}, %[[LENIDX]] : index
+// CHECK-NOT: gpu.shuffle
+// CHECK: math.tanh
+// CHECK: arith.cmpi ne
+// CHECK: math.exp2
+func.func @regions(%q: tensor<3x?x2x6xf32>, %k: tensor<3x?x2x6xf32>,
+                   %v: tensor<3x?x2x6xf32>, %lens: tensor<3xi32>,
+                   %o: tensor<3x?x2x6xf32>) -> tensor<3x?x2x6xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<3x?x2x6xf32>,
+                          tensor<3x?x2x6xf32>, tensor<3x?x2x6xf32>)
+      kv_lens(%lens : tensor<3xi32>) outs(%o : tensor<3x?x2x6xf32>)
+      {layout = #attn.layout<bshd>}
+      score_mod {
+      ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+        %t = math.tanh %s : f32
+        attn.yield %t : f32
+      }
+      mask_mod {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %ne = arith.cmpi ne, %i, %j : index
+        attn.yield %ne : i1
+      } -> tensor<3x?x2x6xf32>
+  return %0 : tensor<3x?x2x6xf32>
+}
