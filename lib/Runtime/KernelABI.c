@@ -21,10 +21,10 @@ static int dtype_matches(const DLDataType *t, const attn_operand_desc *d) {
   return d->dtype_code == ATTN_DL_BOOL && t->code == kDLUInt;
 }
 
-int32_t attn_rt_bind_operands(const void *const *tensors,
-                              const attn_operand_desc *descs, int64_t n,
-                              const int64_t *static_sizes,
-                              attn_memref_desc *memrefs) {
+ATTN_RT_API int32_t attn_rt_bind_operands_on(
+    int32_t device_type, const void *const *tensors,
+    const attn_operand_desc *descs, int64_t n, const int64_t *static_sizes,
+    attn_memref_desc *memrefs, int64_t *sizes) {
   int64_t bound[ATTN_NUM_SYMBOLS];
   int64_t i, d;
   for (i = 0; i < ATTN_NUM_SYMBOLS; ++i)
@@ -41,7 +41,11 @@ int32_t attn_rt_bind_operands(const void *const *tensors,
       return ATTN_ERR_NDIM;
     if (!dtype_matches(&t->dtype, desc))
       return ATTN_ERR_DTYPE;
-    if (t->device.device_type != kDLCPU)
+    /* A GPU kernel runs on one device: the first tensor's. */
+    if ((int32_t)t->device.device_type != device_type ||
+        (device_type != kDLCPU &&
+         t->device.device_id !=
+             ((const DLTensor *)tensors[0])->device.device_id))
       return ATTN_ERR_DEVICE;
     for (d = 0; d < desc->ndim; ++d) {
       int64_t size = t->shape[d];
@@ -90,10 +94,22 @@ int32_t attn_rt_bind_operands(const void *const *tensors,
       stride *= t->shape[d];
     }
   }
+  if (sizes)
+    for (i = 0; i < ATTN_NUM_SYMBOLS; ++i)
+      sizes[i] = bound[i];
   return ATTN_OK;
 }
 
-const char *attn_rt_status_string(int32_t status) {
+ATTN_RT_API int32_t attn_rt_bind_operands(const void *const *tensors,
+                                          const attn_operand_desc *descs,
+                                          int64_t n,
+                                          const int64_t *static_sizes,
+                                          attn_memref_desc *memrefs) {
+  return attn_rt_bind_operands_on(kDLCPU, tensors, descs, n, static_sizes,
+                                  memrefs, 0);
+}
+
+ATTN_RT_API const char *attn_rt_status_string(int32_t status) {
   switch (status) {
   case ATTN_OK:
     return "success";
@@ -104,7 +120,8 @@ const char *attn_rt_status_string(int32_t status) {
   case ATTN_ERR_DTYPE:
     return "tensor has the wrong dtype (or lanes != 1)";
   case ATTN_ERR_DEVICE:
-    return "tensor is not on the CPU (kDLCPU)";
+    return "tensor is on the wrong device (a CPU kernel takes kDLCPU "
+           "tensors, a GPU kernel kDLCUDA tensors all on one device)";
   case ATTN_ERR_STATIC_SHAPE:
     return "tensor size disagrees with the size the kernel was compiled for";
   case ATTN_ERR_SHAPE_MISMATCH:
@@ -115,6 +132,13 @@ const char *attn_rt_status_string(int32_t status) {
     return "query heads are not a positive multiple of key/value heads";
   case ATTN_ERR_ALIGNMENT:
     return "tensor data is not aligned to its element size";
+  case ATTN_ERR_NO_DEVICE:
+    return "no CUDA driver or device (cuInit or the device's context failed)";
+  case ATTN_ERR_MODULE:
+    return "the kernel's cubin did not load (wrong GPU architecture or an "
+           "old driver)";
+  case ATTN_ERR_LAUNCH:
+    return "the CUDA launch failed, or the problem exceeds the grid";
   default:
     return "unknown attn status code";
   }

@@ -182,12 +182,12 @@ static void setTargetAttributes(llvm::Module &module, StringRef cpu,
   }
 }
 
-/// Links embedded bitcode into `module` and makes `symbols` private to it, so
-/// that two kernels link into one program.
+/// Links embedded bitcode into `module` and makes every function it defines
+/// private to it, so that two kernels link into one program.
 template <size_t N>
 static LogicalResult linkBitcode(llvm::Module &module, Location loc,
                                  const unsigned char (&bitcode)[N],
-                                 StringRef what, ArrayRef<StringRef> symbols) {
+                                 StringRef what) {
   llvm::MemoryBufferRef buffer(
       StringRef(reinterpret_cast<const char *>(bitcode), N), what);
   llvm::Expected<std::unique_ptr<llvm::Module>> library =
@@ -197,9 +197,13 @@ static LogicalResult linkBitcode(llvm::Module &module, Location loc,
                           << llvm::toString(library.takeError());
   (*library)->setDataLayout(module.getDataLayout());
   (*library)->setTargetTriple(module.getTargetTriple());
+  SmallVector<std::string> defined;
+  for (llvm::Function &fn : **library)
+    if (!fn.isDeclaration())
+      defined.push_back(fn.getName().str());
   if (llvm::Linker::linkModules(module, std::move(*library)))
     return emitError(loc) << "cannot link the " << what;
-  for (StringRef symbol : symbols)
+  for (const std::string &symbol : defined)
     if (llvm::Function *fn = module.getFunction(symbol))
       fn->setLinkage(llvm::GlobalValue::InternalLinkage);
   return success();
@@ -217,12 +221,10 @@ static LogicalResult linkUKernels(llvm::Module &module, Location loc,
         return module.getFunction(entry);
       }))
     return success();
-  SmallVector<StringRef> symbols(entries.begin(), entries.end());
   if (features.contains("+avx512f"))
     return linkBitcode(module, loc, kUKernelAVX512Bitcode,
-                       "AVX-512 micro-kernels", symbols);
-  return linkBitcode(module, loc, kUKernelAVX2Bitcode, "AVX2 micro-kernels",
-                     symbols);
+                       "AVX-512 micro-kernels");
+  return linkBitcode(module, loc, kUKernelAVX2Bitcode, "AVX2 micro-kernels");
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
@@ -315,7 +317,7 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
   if (failed(linkBitcode(*llvmModule, module.getLoc(), kRuntimeBitcode,
-                         "kernel runtime", {kBindOperands, kStatusString})) ||
+                         "kernel runtime")) ||
       failed(linkUKernels(*llvmModule, module.getLoc(),
                           (*machine)->getTargetFeatureString())))
     return failure();

@@ -4,8 +4,8 @@
 //
 // attn-compile (FILE.mlir | --spec SPEC) --target cpu [--name NAME] -o OUTDIR
 // writes OUTDIR/NAME.o, OUTDIR/NAME.h and OUTDIR/manifest.json;
-// --target nvptx [--chip sm_90] writes OUTDIR/NAME.ptx, OUTDIR/NAME.cubin and
-// OUTDIR/manifest.json.
+// --target nvptx [--chip sm_90] writes OUTDIR/NAME.ptx, OUTDIR/NAME.cubin,
+// OUTDIR/NAME.h, OUTDIR/NAME_launch.c and OUTDIR/manifest.json.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,7 +141,8 @@ static bool failedTo(llvm::Error error) {
   return true;
 }
 
-/// --target nvptx: NAME.ptx, NAME.cubin and the manifest.
+/// --target nvptx: NAME.ptx, NAME.cubin, the C launcher NAME_launch.c with
+/// its header NAME.h, and the manifest.
 static int compileForGPU(const KernelSource &source,
                          const KernelSignature &signature) {
   GPUTargetOptions options;
@@ -170,6 +171,10 @@ static int compileForGPU(const KernelSource &source,
       {"chip", chip.getValue()},
       {"ptx", kernelName + ".ptx"},
       {"cubin", kernelName + ".cubin"},
+      {"header", kernelName + ".h"},
+      {"launcher", kernelName + "_launch.c"},
+      {"abi", "dlpack"},
+      {"link_flags", llvm::json::Array{"-lcuda", "-lpthread"}},
       {"kernel", kernelName.getValue()},
       {"operands", std::move(operands)},
       {"block_rows", binary->blockRows},
@@ -183,6 +188,13 @@ static int compileForGPU(const KernelSource &source,
   llvm::sys::path::append(manifestPath, "manifest.json");
   if (failedTo(writeFile((base + ".ptx").str(), binary->ptx)) ||
       failedTo(writeFile((base + ".cubin").str(), binary->cubin)) ||
+      failedTo(writeFile((base + ".h").str(),
+                         emitCHeader(signature, kernelName,
+                                     "attention kernel for " + chip + ": " +
+                                         source.description,
+                                     KernelDevice::CUDA))) ||
+      failedTo(writeFile((base + "_launch.c").str(),
+                         emitCUDALauncher(signature, kernelName, *binary))) ||
       failedTo(writeFile(manifestPath, manifestText)))
     return 1;
   return 0;

@@ -29,7 +29,11 @@ enum attn_status {
   ATTN_ERR_STRIDES = 7,        /* not compact row-major */
   ATTN_ERR_HEADS = 8,          /* query heads not a multiple of kv heads */
   ATTN_ERR_ALIGNMENT = 9,      /* data pointer not aligned to its element */
-  ATTN_NUM_STATUS = 10
+  /* GPU launchers only. */
+  ATTN_ERR_NO_DEVICE = 10, /* no CUDA driver or device */
+  ATTN_ERR_MODULE = 11,    /* the kernel's cubin did not load */
+  ATTN_ERR_LAUNCH = 12,    /* the launch failed or exceeds the grid */
+  ATTN_NUM_STATUS = 13
 };
 
 /* The problem sizes every operand dimension is bound to. */
@@ -67,16 +71,31 @@ typedef struct attn_memref_desc {
   int64_t sizes_and_strides[2 * ATTN_MAX_RANK];
 } attn_memref_desc;
 
-/* Checks `n` tensors against their descriptions, binds the problem sizes
- * (`static_sizes[s]` is the compiled size of symbol s, or -1 when dynamic),
- * and fills one memref descriptor per tensor. Returns an attn_status. */
-int32_t attn_rt_bind_operands(const void *const *tensors,
-                              const attn_operand_desc *descs, int64_t n,
-                              const int64_t *static_sizes,
-                              attn_memref_desc *memrefs);
+/* Linkage of the runtime's functions: a GPU launcher, which carries this
+ * source text, makes them static. */
+#ifndef ATTN_RT_API
+#define ATTN_RT_API
+#endif
+
+/* Checks `n` tensors against their descriptions (every one on a device of
+ * `device_type`, a DLDeviceType), binds the problem sizes (`static_sizes[s]`
+ * is the compiled size of symbol s, or -1 when dynamic) into `sizes` when
+ * not null, and fills one memref descriptor per tensor. Returns an
+ * attn_status. */
+ATTN_RT_API int32_t attn_rt_bind_operands_on(
+    int32_t device_type, const void *const *tensors,
+    const attn_operand_desc *descs, int64_t n, const int64_t *static_sizes,
+    attn_memref_desc *memrefs, int64_t *sizes);
+
+/* attn_rt_bind_operands_on for CPU tensors, as CPU kernels call it. */
+ATTN_RT_API int32_t attn_rt_bind_operands(const void *const *tensors,
+                                          const attn_operand_desc *descs,
+                                          int64_t n,
+                                          const int64_t *static_sizes,
+                                          attn_memref_desc *memrefs);
 
 /* A human-readable description of an attn_status. */
-const char *attn_rt_status_string(int32_t status);
+ATTN_RT_API const char *attn_rt_status_string(int32_t status);
 
 #ifdef __cplusplus
 }

@@ -70,9 +70,14 @@ createCPUTargetMachine(const CPUTargetOptions &options);
 llvm::Error writeObjectFile(llvm::Module &module,
                             const CPUTargetOptions &options, StringRef path);
 
-/// The C header declaring the entry point `name` and its error codes.
+/// Where a kernel's tensors live: the DLPack device its entry point takes.
+enum class KernelDevice { CPU, CUDA };
+
+/// The C header declaring the entry point `name` and its error codes. A CUDA
+/// entry point also takes the CUstream to queue on.
 std::string emitCHeader(const KernelSignature &signature, StringRef name,
-                        StringRef description);
+                        StringRef description,
+                        KernelDevice device = KernelDevice::CPU);
 
 /// Flags a user links the object with (e.g. "-lm").
 SmallVector<std::string> kernelLinkFlags();

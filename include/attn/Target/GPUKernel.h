@@ -37,6 +37,15 @@ struct GPUKernelBinary {
 FailureOr<GPUKernelBinary> compileGPUKernel(func::FuncOp func, StringRef name,
                                             const GPUTargetOptions &options);
 
+struct KernelSignature;
+
+/// The C launcher `name` of `binary` (see NAME.h from emitCHeader with
+/// KernelDevice::CUDA): checks the DLTensors like a CPU kernel (kDLCUDA, one
+/// device), loads the embedded cubin once per CUDA context and queues the
+/// kernel on the caller's stream.
+std::string emitCUDALauncher(const KernelSignature &signature, StringRef name,
+                             const GPUKernelBinary &binary);
+
 } // namespace mlir::attn
 
 #endif // ATTN_TARGET_GPUKERNEL_H
