@@ -13,7 +13,7 @@ PACKAGES := cmake ninja-build clang-22 clang-format-22 llvm-22-dev \
 
 ATTN_OPT := $(BUILD_DIR)/bin/attn-opt
 
-.PHONY: all deps configure build check demo bench docs format clean
+.PHONY: all deps configure build check demo bench gpu-artifacts docs format clean
 
 all: build
 
@@ -88,6 +88,12 @@ bench: build
 	  ort="--ort $(CURDIR)/bench/ort-peer.mjs"; \
 	NODE_PATH=$(CURDIR)/$(ORT_DIR)/node_modules OPENBLAS_CORETYPE=SkylakeX \
 	  $(BUILD_DIR)/bin/attn-bench $$ort $(BENCH_ARGS)
+
+# Kernels, launchers and the check script for a GPU machine without MLIR:
+# copy $(BUILD_DIR)/gpu-artifacts there and run `bash gpu-check.sh`.
+GPU_CHIP ?= sm_90
+gpu-artifacts: build
+	scripts/gpu-artifacts.sh $(BUILD_DIR)/gpu-artifacts scripts/gpu-specs.txt $(GPU_CHIP)
 
 # Regenerates the op and pass reference under docs/ from the TableGen sources.
 docs: configure

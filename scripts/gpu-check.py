@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Checks and benchmarks attn's GPU kernels against PyTorch.
+
+Run by gpu-check.sh after it built lib/libNAME.so for every kernel listed in
+specs.txt. Each kernel is called through its C launcher (ctypes, DLTensor
+structs built here) on torch CUDA tensors, compared with an fp32 reference
+on sampled query rows, and, for the benchmark shapes, timed against
+torch.nn.functional.scaled_dot_product_attention (medians, same run).
+Exit status: 0 when every kernel agrees with the reference, 1 otherwise,
+2 when this machine cannot run the check.
+"""
+
+import ctypes
+import math
+import os
+import sys
+import time
+
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    print("gpu-check: PyTorch is not installed here", file=sys.stderr)
+    sys.exit(2)
+if not torch.cuda.is_available():
+    print("gpu-check: no CUDA device visible to PyTorch", file=sys.stderr)
+    sys.exit(2)
+
+K_DL_CUDA, K_DL_INT, K_DL_FLOAT, K_DL_BFLOAT = 2, 0, 2, 4
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+TOLERANCE = {"f32": 2e-4, "f16": 1e-2, "bf16": 2e-2}
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice),
+                ("ndim", ctypes.c_int), ("dtype", DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+def dltensor(t):
+    """A DLTensor viewing the contiguous CUDA tensor t (kept alive by it)."""
+    assert t.is_cuda and t.is_contiguous()
+    code = {torch.float32: K_DL_FLOAT, torch.float16: K_DL_FLOAT,
+            torch.bfloat16: K_DL_BFLOAT, torch.int32: K_DL_INT}[t.dtype]
+    shape = (ctypes.c_int64 * t.dim())(*t.shape)
+    d = DLTensor(t.data_ptr(), DLDevice(K_DL_CUDA, t.device.index or 0),
+                 t.dim(), DLDataType(code, t.element_size() * 8, 1),
+                 shape, None, 0)
+    d._keep = (t, shape)
+    return d
+
+
+def parse_spec(text):
+    spec = dict(kv.split("=", 1) for kv in text.split(","))
+    s = {"b": int(spec["b"]), "hq": int(spec["hq"]), "sq": int(spec["sq"]),
+         "d": int(spec["d"])}
+    s["hkv"] = int(spec.get("hkv", s["hq"]))
+    s["sk"] = int(spec.get("sk", s["sq"]))
+    s["dv"] = int(spec.get("dv", s["d"]))
+    s["dtype"] = spec.get("dtype", "f32")
+    s["layout"] = spec.get("layout", "bhsd")
+    s["mask"] = spec.get("mask", "none")
+    return s
+
+
+def visible(s, rows, device):
+    """[len(rows), Sk] bool: which keys each sampled query row sees."""
+    i = rows.view(-1, 1)
+    j = torch.arange(s["sk"], device=device).view(1, -1)
+    mask = s["mask"]
+    shift = s["sk"] - s["sq"] if mask.endswith("bottom_right") else 0
+    if mask.startswith("causal"):
+        return j <= i + shift
+    if mask.startswith("window"):
+        _, left, right = mask.split(":")
+        return (j >= i - int(left)) & (j <= i + int(right))
+    return torch.ones(len(rows), s["sk"], dtype=torch.bool, device=device)
+
+
+def to_bhsd(t, layout):
+    return t.transpose(1, 2) if layout == "bshd" else t
+
+
+def reference_rows(s, q, k, v, rows):
+    """fp32 attention for the query rows `rows`, as [B, Hq, rows, Dv]."""
+    q, k, v = (to_bhsd(x, s["layout"]).float() for x in (q, k, v))
+    group = s["hq"] // s["hkv"]
+    k = k.repeat_interleave(group, dim=1)
+    v = v.repeat_interleave(group, dim=1)
+    scores = (q[:, :, rows] @ k.transpose(-1, -2)) / math.sqrt(s["d"])
+    seen = visible(s, rows, q.device)
+    scores = scores.masked_fill(~seen, float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v
+
+
+def median_ms(fn, budget_s=0.5, max_runs=20):
+    for _ in range(2):
+        fn()
+    torch.cuda.synchronize()
+    times, start = [], time.time()
+    while len(times) < max_runs and (len(times) < 3 or
+                                     time.time() - start < budget_s):
+        begin, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        begin.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(begin.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]
+
+
+def check(name, spec_text):
+    s = parse_spec(spec_text)
+    lib = ctypes.CDLL(os.path.join("lib", "lib%s.so" % name))
+    entry = getattr(lib, name)
+    entry.restype = ctypes.c_int
+    error_string = getattr(lib, name + "_error_string")
+    error_string.restype = ctypes.c_char_p
+    dtype = DTYPES[s["dtype"]]
+    torch.manual_seed(0)
+
+    def make(heads, seq, dim):
+        shape = ((s["b"], seq, heads, dim) if s["layout"] == "bshd"
+                 else (s["b"], heads, seq, dim))
+        return torch.randn(shape, device="cuda", dtype=dtype)
+
+    q, k, v = make(s["hq"], s["sq"], s["d"]), make(s["hkv"], s["sk"], s["d"]), \
+        make(s["hkv"], s["sk"], s["dv"])
+    out = torch.full_like(make(s["hq"], s["sq"], s["dv"]), float("nan"))
+    args = [dltensor(x) for x in (q, k, v, out)]
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+
+    def run():
+        code = entry(*[ctypes.byref(a) for a in args], stream)
+        if code:
+            raise RuntimeError("%s returned %d: %s" %
+                               (name, code, error_string(code).decode()))
+
+    run()
+    torch.cuda.synchronize()
+    rows = torch.unique(torch.cat([
+        torch.arange(min(64, s["sq"])),
+        torch.arange(max(0, s["sq"] - 64), s["sq"]),
+        torch.randint(0, s["sq"], (64,))])).cuda()
+    expected = reference_rows(s, q, k, v, rows)
+    got = to_bhsd(out, s["layout"])[:, :, rows].float()
+    error = (got - expected).abs().max().item()
+    ok = error <= TOLERANCE[s["dtype"]]  # NaN fails too
+    line = "%-16s %-60s max err %.2e %s" % (name, spec_text, error,
+                                             "ok" if ok else "FAILED")
+    if s["b"] * s["sq"] == 16384 and s["sq"] == s["sk"]:
+        causal = s["mask"] == "causal"
+        flops = 4.0 * s["b"] * s["hq"] * s["sq"] * s["sk"] * s["d"]
+        if causal:
+            flops /= 2
+        ours = median_ms(run)
+        gqa = s["hq"] != s["hkv"]
+        qt, kt, vt = (to_bhsd(x, s["layout"]) for x in (q, k, v))
+        theirs = median_ms(lambda: F.scaled_dot_product_attention(
+            qt, kt, vt, is_causal=causal, enable_gqa=gqa))
+        line += "  attn %7.1f TFLOP/s  sdpa %7.1f TFLOP/s  attn/sdpa %.3f" % (
+            flops / ours / 1e9, flops / theirs / 1e9, theirs / ours)
+    print(line, flush=True)
+    return ok
+
+
+def main():
+    print("gpu-check on %s, torch %s" % (torch.cuda.get_device_name(),
+                                         torch.__version__))
+    failures = 0
+    with open("specs.txt") as f:
+        for line in f:
+            name, spec = line.split()
+            try:
+                failures += not check(name, spec)
+            except Exception as e:  # report, keep checking the others
+                print("%-16s %s: %s" % (name, spec, e), flush=True)
+                failures += 1
+    print("gpu-check: %d failed" % failures)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
