@@ -2,8 +2,8 @@
 # Compiles the kernels of gpu-specs.txt for a GPU machine without MLIR:
 #   scripts/gpu-artifacts.sh OUTDIR [SPECS] [CHIP]
 # OUTDIR gets, per kernel, NAME.cubin, NAME.h and NAME_launch.c, plus
-# specs.txt, gpu-check.sh and gpu-check.py. Copy OUTDIR over and run
-# `bash gpu-check.sh` there.
+# specs.txt, the C test driver gpu-driver.c, gpu-check.sh, gpu-check.py and
+# dlpack/dlpack.h. Copy OUTDIR over and run `bash gpu-check.sh` there.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:?usage: gpu-artifacts.sh OUTDIR [SPECS] [CHIP]}"
@@ -21,5 +21,8 @@ while read -r name spec; do
   rm -rf "$out/$name.d"
   echo "$name $spec" >> "$out/specs.txt"
 done < "$specs"
-cp "$here/gpu-check.sh" "$here/gpu-check.py" "$out/"
+cp "$here/gpu-check.sh" "$here/gpu-check.py" "$here/gpu-driver.c" "$out/"
+# The GPU machine may lack DLPack's header: the launchers and driver need it.
+mkdir -p "$out/dlpack"
+cp "${DLPACK_INCLUDE:-/usr/include}/dlpack/dlpack.h" "$out/dlpack/"
 echo "gpu-artifacts: $(wc -l < "$out/specs.txt") kernels for $chip in $out ($(du -sh "$out" | cut -f1))"

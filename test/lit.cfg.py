@@ -78,3 +78,8 @@ if config.attn_ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.attn_ptxas))
     config.substitutions.append(("%cuda_toolkit", config.attn_cuda_toolkit))
+
+# A GPU found at configure time: `cuda` runs kernels on it (Integration/GPU).
+if config.attn_ptxas and config.attn_cuda_chip:
+    config.available_features.add("cuda")
+    config.substitutions.append(("%cuda_chip", config.attn_cuda_chip))
