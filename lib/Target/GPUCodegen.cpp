@@ -60,6 +60,6 @@ mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
   auto cubin = lowerToBinary(func, name, options, "bin");
   if (failed(cubin))
     return failure();
-  return GPUKernelBinary{ptx->first, cubin->first, options.blockRows,
-                         ptx->second};
+  return GPUKernelBinary{ptx->first, cubin->first, options.chip,
+                         options.blockRows, ptx->second};
 }

@@ -11,7 +11,9 @@
 
 #include "attn/IR/AttnOps.h"
 #include "attn/Target/CPUKernel.h"
+#include "attn/Target/GPUKernel.h"
 #include "attn/Tools/CPUKernelFlags.h"
+#include "attn/Tools/CUDADriver.h"
 #include "attn/Tools/KernelSource.h"
 #include "attn/Tools/Reference.h"
 #include "attn/Tools/RegionInterpreter.h"
@@ -48,8 +50,14 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[kernel.mlir]"),
                                       cl::init(""));
 static cl::opt<std::string>
     specText("spec", cl::desc("Build the kernel from a SPEC"), cl::init(""));
-static cl::opt<std::string> target("target", cl::desc("Target: cpu"),
-                                   cl::init("cpu"));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("Target: cpu, or gpu (this machine's first NVIDIA GPU)"),
+           cl::init("cpu"));
+static cl::opt<std::string>
+    chip("chip",
+         cl::desc("NVIDIA architecture for --target gpu (default: the GPU's)"),
+         cl::init(""));
 static cl::opt<std::string>
     funcName("function", cl::desc("The kernel function in FILE"), cl::init(""));
 static cl::list<std::string>
@@ -225,6 +233,54 @@ static double peakRssMegabytes() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
+/// One problem on the GPU: every tensor copied to device memory, and the
+/// kernel's arguments (each tensor as a 1-D memref: allocated and aligned
+/// pointer, offset, size, stride; then B, Sq and Sk).
+struct GPURun {
+  std::vector<uint64_t> pointers;
+  std::vector<int64_t> sizes;
+  int64_t zero = 0, one = 1, batch = 0, qLen = 0, kvLen = 0;
+  std::vector<void *> params;
+  unsigned grid[3] = {0, 0, 0};
+};
+
+static llvm::Error prepareGPURun(CUDADevice &device,
+                                 const GPUKernelBinary &kernel,
+                                 std::vector<HostTensor> &tensors,
+                                 ArrayRef<int64_t> sizes, GPURun &run) {
+  for (HostTensor &t : tensors) {
+    llvm::Expected<uint64_t> pointer = device.allocate(t.bytes.size());
+    if (!pointer)
+      return pointer.takeError();
+    if (llvm::Error error =
+            device.copyToDevice(*pointer, t.bytes.data(), t.bytes.size()))
+      return error;
+    run.pointers.push_back(*pointer);
+    run.sizes.push_back(numElements(t.shape));
+  }
+  for (size_t i = 0; i < tensors.size(); ++i)
+    run.params.insert(run.params.end(), {&run.pointers[i], &run.pointers[i],
+                                         &run.zero, &run.sizes[i], &run.one});
+  run.batch = sizes[ATTN_SYM_B];
+  run.qLen = sizes[ATTN_SYM_SQ];
+  run.kvLen = sizes[ATTN_SYM_SK];
+  run.params.insert(run.params.end(), {&run.batch, &run.qLen, &run.kvLen});
+  run.grid[0] = static_cast<unsigned>((run.qLen + kernel.blockRows - 1) /
+                                      kernel.blockRows);
+  run.grid[1] = static_cast<unsigned>(sizes[ATTN_SYM_HQ]);
+  run.grid[2] = static_cast<unsigned>(run.batch);
+  return llvm::Error::success();
+}
+
+/// Launches the kernel (not at all for an empty grid) and waits for it.
+static llvm::Error launchGPURun(CUDADevice &device,
+                                const GPUKernelBinary &kernel, GPURun &run) {
+  if (!run.grid[0] || !run.grid[1] || !run.grid[2])
+    return llvm::Error::success();
+  return device.launch(run.grid, static_cast<unsigned>(kernel.threads),
+                       run.params);
+}
+
 /// Calls the entry point with one DLTensor pointer per operand.
 static int callEntry(void *entry, std::vector<HostTensor> &tensors) {
   std::vector<void *> a;
@@ -258,8 +314,19 @@ int main(int argc, char **argv) {
                               "attn: compile, run, check and benchmark\n");
   if (inputFile.empty() == specText.empty())
     return usageError("give exactly one of FILE.mlir and --spec");
-  if (target != "cpu")
-    return usageError("unknown --target '" + target + "' (expected cpu)");
+  if (target != "cpu" && target != "gpu")
+    return usageError("unknown --target '" + target +
+                      "' (expected cpu or gpu)");
+  bool onGPU = target == "gpu";
+  // A GPU run needs a GPU: say so before compiling anything.
+  std::unique_ptr<CUDADevice> device;
+  if (onGPU) {
+    llvm::Expected<std::unique_ptr<CUDADevice>> opened = CUDADevice::open();
+    if (!opened)
+      return usageError("--target gpu: no CUDA GPU here: " +
+                        llvm::toString(opened.takeError()));
+    device = std::move(*opened);
+  }
   if (threads == 0)
     return usageError("--threads must be positive");
   omp_set_num_threads(static_cast<int>(threads));
@@ -318,57 +385,85 @@ int main(int argc, char **argv) {
     }
   }
 
-  // Compile exactly as attn-compile does, then JIT the LLVM module.
-  CPUTargetOptions options = flags.options();
-  options.countTiles = flags.fused; // one atomic add per query tile and counter
-  auto llvmCtx = std::make_unique<llvm::LLVMContext>();
-  StringRef entryName = "attn_run_kernel";
-  FailureOr<std::unique_ptr<llvm::Module>> module =
-      compileCPUKernel(source->func, entryName, *signature, options, *llvmCtx);
-  if (failed(module))
-    return 1;
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!machineBuilder)
-    return usageError(llvm::toString(machineBuilder.takeError()));
-  machineBuilder->setCPU(resolveHostCPU(flags.cpu));
-  machineBuilder->getFeatures() =
-      llvm::SubtargetFeatures(resolveHostFeatures(flags.features));
-  machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto jit = llvm::orc::LLJITBuilder()
-                 .setJITTargetMachineBuilder(std::move(*machineBuilder))
-                 .create();
-  if (!jit)
-    return usageError(llvm::toString(jit.takeError()));
-  auto processSymbols =
-      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-          (*jit)->getDataLayout().getGlobalPrefix());
-  if (!processSymbols)
-    return usageError(llvm::toString(processSymbols.takeError()));
-  (*jit)->getMainJITDylib().addGenerator(std::move(*processSymbols));
-  if (llvm::Error error = (*jit)->addIRModule(
-          llvm::orc::ThreadSafeModule(std::move(*module), std::move(llvmCtx))))
-    return usageError(llvm::toString(std::move(error)));
-  auto entrySymbol = (*jit)->lookup(entryName);
-  if (!entrySymbol)
-    return usageError(llvm::toString(entrySymbol.takeError()));
-  void *entry = entrySymbol->toPtr<void *>();
-  auto errorString = (*jit)
-                         ->lookup((entryName + "_error_string").str())
-                         ->toPtr<const char *(int)>();
-
-  // The fused loops' key-tile counters (absent when no loop was fused).
-  auto counter = [&](StringRef name) -> int64_t * {
-    auto symbol = (*jit)->lookup(name);
-    if (!symbol) {
-      llvm::consumeError(symbol.takeError());
-      return nullptr;
+  // Compile exactly as attn-compile does, then JIT the LLVM module (CPU) or
+  // load the cubin (GPU).
+  void *entry = nullptr;
+  const char *(*errorString)(int) = nullptr;
+  int64_t *tilesTotalCounter = nullptr, *tilesComputedCounter = nullptr;
+  std::unique_ptr<llvm::orc::LLJIT> jitHolder;
+  GPUKernelBinary gpuKernel;
+  if (onGPU) {
+    GPUTargetOptions options;
+    options.chip = chip.empty() ? device->chip() : chip.getValue();
+    if (flags.kvTileSize > 0)
+      options.kvTileSize = flags.kvTileSize;
+    if (flags.queryTileSize > 0)
+      options.blockRows = flags.queryTileSize;
+    FailureOr<GPUKernelBinary> binary =
+        compileGPUKernel(source->func, "attn_run_kernel", options);
+    if (failed(binary))
+      return 1;
+    gpuKernel = *binary;
+    if (llvm::Error error = device->load(gpuKernel.cubin, "attn_run_kernel")) {
+      llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
+                   << "\n";
+      return 1;
     }
-    return symbol->toPtr<int64_t *>();
-  };
-  int64_t *tilesTotalCounter = counter("attn_tiles_total");
-  int64_t *tilesComputedCounter = counter("attn_tiles_computed");
+  } else {
+    // Compile exactly as attn-compile does, then JIT the LLVM module.
+    CPUTargetOptions options = flags.options();
+    options.countTiles =
+        flags.fused; // one atomic add per query tile and counter
+    auto llvmCtx = std::make_unique<llvm::LLVMContext>();
+    StringRef entryName = "attn_run_kernel";
+    FailureOr<std::unique_ptr<llvm::Module>> module = compileCPUKernel(
+        source->func, entryName, *signature, options, *llvmCtx);
+    if (failed(module))
+      return 1;
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!machineBuilder)
+      return usageError(llvm::toString(machineBuilder.takeError()));
+    machineBuilder->setCPU(resolveHostCPU(flags.cpu));
+    machineBuilder->getFeatures() =
+        llvm::SubtargetFeatures(resolveHostFeatures(flags.features));
+    machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+    auto jit = llvm::orc::LLJITBuilder()
+                   .setJITTargetMachineBuilder(std::move(*machineBuilder))
+                   .create();
+    if (!jit)
+      return usageError(llvm::toString(jit.takeError()));
+    auto processSymbols =
+        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+            (*jit)->getDataLayout().getGlobalPrefix());
+    if (!processSymbols)
+      return usageError(llvm::toString(processSymbols.takeError()));
+    (*jit)->getMainJITDylib().addGenerator(std::move(*processSymbols));
+    if (llvm::Error error = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(
+            std::move(*module), std::move(llvmCtx))))
+      return usageError(llvm::toString(std::move(error)));
+    auto entrySymbol = (*jit)->lookup(entryName);
+    if (!entrySymbol)
+      return usageError(llvm::toString(entrySymbol.takeError()));
+    entry = entrySymbol->toPtr<void *>();
+    errorString = (*jit)
+                      ->lookup((entryName + "_error_string").str())
+                      ->toPtr<const char *(int)>();
+
+    // The fused loops' key-tile counters (absent when no loop was fused).
+    auto counter = [&](StringRef name) -> int64_t * {
+      auto symbol = (*jit)->lookup(name);
+      if (!symbol) {
+        llvm::consumeError(symbol.takeError());
+        return nullptr;
+      }
+      return symbol->toPtr<int64_t *>();
+    };
+    tilesTotalCounter = counter("attn_tiles_total");
+    tilesComputedCounter = counter("attn_tiles_computed");
+    jitHolder = std::move(*jit);
+  }
   int64_t tilesTotal = 0, tilesComputed = 0;
 
   const attn_operand_desc &outDesc = signature->operands.back().desc;
@@ -441,7 +536,25 @@ int main(int argc, char **argv) {
 
     if (tilesTotalCounter && tilesComputedCounter)
       *tilesTotalCounter = *tilesComputedCounter = 0;
-    int status = callEntry(entry, tensors);
+    GPURun gpuRun;
+    int status = 0;
+    if (onGPU) {
+      HostTensor &out = tensors.back();
+      llvm::Error error =
+          prepareGPURun(*device, gpuKernel, tensors, sizes, gpuRun);
+      if (!error)
+        error = launchGPURun(*device, gpuKernel, gpuRun);
+      if (!error)
+        error = device->copyToHost(out.bytes.data(), gpuRun.pointers.back(),
+                                   out.bytes.size());
+      if (error) {
+        llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
+                     << "\n";
+        return 1;
+      }
+    } else {
+      status = callEntry(entry, tensors);
+    }
     if (tilesTotalCounter && tilesComputedCounter) {
       tilesTotal += *tilesTotalCounter;
       tilesComputed += *tilesComputedCounter;
@@ -479,10 +592,16 @@ int main(int argc, char **argv) {
 
     if (bench && runIndex == 0) {
       std::vector<double> times;
-      callEntry(entry, tensors); // warm-up
+      auto runOnce = [&] {
+        if (onGPU)
+          llvm::consumeError(launchGPURun(*device, gpuKernel, gpuRun));
+        else
+          callEntry(entry, tensors);
+      };
+      runOnce(); // warm-up
       for (unsigned r = 0; r < runs; ++r) {
         auto start = std::chrono::steady_clock::now();
-        callEntry(entry, tensors);
+        runOnce();
         std::chrono::duration<double, std::milli> elapsed =
             std::chrono::steady_clock::now() - start;
         times.push_back(elapsed.count());
@@ -511,7 +630,10 @@ int main(int argc, char **argv) {
         {"gflops", bench ? llvm::json::Value(gflops) : nullptr},
         {"threads", threads.getValue()},
         {"fused", flags.fused.getValue()},
-        {"ukernels", flags.fused && flags.ukernels},
+        {"ukernels", !onGPU && flags.fused && flags.ukernels},
+        {"device",
+         onGPU ? llvm::json::Value(device->name() + " (" + gpuKernel.chip + ")")
+               : llvm::json::Value(nullptr)},
         {"tiles_total", tilesTotal ? llvm::json::Value(tilesTotal) : nullptr},
         {"tiles_computed",
          tilesTotal ? llvm::json::Value(tilesComputed) : nullptr},

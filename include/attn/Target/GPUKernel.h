@@ -27,7 +27,7 @@ struct GPUTargetOptions {
 /// as 1-D memrefs, then B, Sq, Sk), launched over (ceil(Sq / blockRows), Hq,
 /// B) blocks of `threads` threads.
 struct GPUKernelBinary {
-  std::string ptx, cubin;
+  std::string ptx, cubin, chip;
   int64_t blockRows = 0, threads = 0;
 };
 
