@@ -306,12 +306,12 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
   let summary = "Turn attention kernel functions into gpu.func kernels and "
                 "launching host functions (the GPU FMA path)";
   let description = [{
-    Every kernel function `@name(q, k, v, [kv_lens], out)` on tensors that
-    returns its one `attn.attention` becomes a `gpu.func @name` (in a new
+    Every kernel function `@name(q, k, v, [mask], [bias], [kv_lens], out)`
+    on tensors that returns its one `attn.attention` becomes a `gpu.func @name` (in a new
     `gpu.module @name_kernels`) and a host `func.func @name` on memrefs that
     flattens its arguments and `gpu.launch_func`s the kernel over
     (ceil(Sq / block-rows), Hq, B) blocks. Kernel arguments: q, k, v,
-    [kv_lens], out as 1-D memrefs, then B, Sq and Sk.
+    [mask], [bias], [kv_lens], out as 1-D memrefs, then B, Sq and Sk.
 
     In a block, T consecutive lanes (the fewest powers of two, up to a warp,
     that split D and Dv into slices of at most 32 elements) share a query
@@ -323,8 +323,8 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     log2(e) folded into the score; a row that sees no key writes 0. Keys that
     the band mask (causal in both alignments, sliding window) and kv_lens
     hide from every row of a block are never loaded; score_mod and mask_mod
-    regions are inlined per score. Mask and bias tensors are not supported
-    yet (a diagnostic says so).
+    regions are inlined per score; mask and bias tensors are read per score
+    (broadcast dims at stride 0, rows past Sq clamped in bounds).
   }];
   let options = [
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",

@@ -58,8 +58,8 @@ public:
   KernelBuilder(OpBuilder &b, Location loc, AttentionOp op, KernelShape shape)
       : b(b), loc(loc), m{b, loc}, op(op), shape(shape) {}
 
-  /// Emits the body into `kernel` (arguments: q, k, v, [kv_lens], out, B,
-  /// Sq, Sk; workgroup attributions: the K and V tiles).
+  /// Emits the body into `kernel` (arguments: q, k, v, [mask], [bias],
+  /// [kv_lens], out, B, Sq, Sk; workgroup attributions: the K and V tiles).
   void build(gpu::GPUFuncOp kernel);
 
 private:
@@ -102,6 +102,14 @@ private:
   /// Whether key j is visible to query i by the structured mask.
   Value structuredVisible(Value i, Value j, Value sq, Value sk);
 
+  /// For a mask or bias `operand` broadcast to [B, Hq, Sq, Sk] (rank <= 4,
+  /// right-aligned, each dim 1 or full): the offset of its element (batch,
+  /// head, row, 0) and its key stride, in its flattened memref. A static 1
+  /// broadcasts; the row is clamped to Sq - 1 where `rowValid` is false.
+  std::pair<Value, Value> broadcastRow(Value operand, Value batch, Value head,
+                                       Value row, Value sq, Value sk,
+                                       Value rowValid);
+
   /// Stages rows [tileStart, tileStart + kvTile) of a K or V head (rows
   /// past `end` as 0) into the shared `tile` [kvTile, dim].
   void stageTile(Value tile, Value source, Value batch, Value kvHead,
@@ -112,6 +120,7 @@ private:
   IndexMath m;
   AttentionOp op;
   KernelShape shape;
+  Value kernelBatchCount; // the kernel's B argument
 };
 } // namespace
 
@@ -147,6 +156,32 @@ Value KernelBuilder::structuredVisible(Value i, Value j, Value sq, Value sk) {
                   m.sle(j, m.add(p, index(window.getRight()))));
   }
   return m.constantBool(true);
+}
+
+std::pair<Value, Value> KernelBuilder::broadcastRow(Value operand, Value batch,
+                                                    Value head, Value row,
+                                                    Value sq, Value sk,
+                                                    Value rowValid) {
+  auto type = cast<ShapedType>(operand.getType());
+  int64_t heads = cast<ShapedType>(op.getQuery().getType())
+                      .getDimSize(getHeadDimPos(op.getLayout()));
+  Value batchCount = kernelBatchCount;
+  Value safeRow =
+      arith::SelectOp::create(b, loc, rowValid, row, m.sub(sq, index(1)));
+  // The canonical dims (b, h, i, j): their sizes and this element's index.
+  Value sizes[4] = {batchCount, index(heads), sq, sk};
+  Value indices[4] = {batch, head, safeRow, index(0)};
+  int64_t lead = 4 - type.getRank();
+  Value offset = index(0), stride = index(1), keyStride = index(0);
+  for (int64_t d = 3; d >= lead; --d) {
+    if (type.getDimSize(d - lead) == 1)
+      continue; // broadcast: stride 0
+    if (d == 3)
+      keyStride = stride;
+    offset = m.add(offset, mul(indices[d], stride));
+    stride = mul(stride, sizes[d]);
+  }
+  return {offset, keyStride};
 }
 
 void KernelBuilder::stageTile(Value tile, Value source, Value batch,
@@ -185,11 +220,12 @@ void KernelBuilder::build(gpu::GPUFuncOp kernel) {
   unsigned argIndex = 0;
   Value q = body.getArgument(argIndex++), k = body.getArgument(argIndex++),
         v = body.getArgument(argIndex++);
+  Value maskTensor = op.getMask() ? body.getArgument(argIndex++) : Value();
+  Value biasTensor = op.getBias() ? body.getArgument(argIndex++) : Value();
   Value lens = hasLens ? body.getArgument(argIndex++) : Value();
   Value out = body.getArgument(argIndex++);
-  Value batchCount = body.getArgument(argIndex++);
+  kernelBatchCount = body.getArgument(argIndex++);
   Value sq = body.getArgument(argIndex++), sk = body.getArgument(argIndex++);
-  (void)batchCount;
   Value keyTile = kernel.getWorkgroupAttributions()[0];
   Value valueTile = kernel.getWorkgroupAttributions()[1];
 
@@ -210,6 +246,15 @@ void KernelBuilder::build(gpu::GPUFuncOp kernel) {
   Value rowValid =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, sq);
   Value kvHead = div(head, index(heads / kvHeads));
+  // Mask and bias rows of this row (clamped like its query, so rows past Sq
+  // read in bounds), indexed by key below.
+  Value maskRow, maskKeyStride, biasRow, biasKeyStride;
+  if (maskTensor)
+    std::tie(maskRow, maskKeyStride) =
+        broadcastRow(op.getMask(), batch, head, i, sq, sk, rowValid);
+  if (biasTensor)
+    std::tie(biasRow, biasKeyStride) =
+        broadcastRow(op.getBias(), batch, head, i, sq, sk, rowValid);
 
   // This lane's slice of its query row, scaled. Rows past Sq read the last
   // row (their results are never stored) so every lane takes part in the
@@ -282,7 +327,21 @@ void KernelBuilder::build(gpu::GPUFuncOp kernel) {
               Value j = m.add(tileStart, jj);
               if (!scoreMod.empty())
                 score = inlineRegion(b, scoreMod, {score, batch, head, i, j});
+              if (biasTensor) {
+                Value bias = memref::LoadOp::create(
+                    b, loc, biasTensor,
+                    ValueRange{m.add(biasRow, mul(j, biasKeyStride))});
+                if (!bias.getType().isF32())
+                  bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
+                score = arith::AddFOp::create(b, loc, score, bias);
+              }
               Value visible = m.both(rowValid, structuredVisible(i, j, sq, sk));
+              if (maskTensor)
+                visible = m.both(
+                    visible,
+                    memref::LoadOp::create(
+                        b, loc, maskTensor,
+                        ValueRange{m.add(maskRow, mul(j, maskKeyStride))}));
               if (!maskMod.empty())
                 visible = m.both(visible,
                                  inlineRegion(b, maskMod, {batch, head, i, j}));
@@ -360,8 +419,6 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
     attention.emitError() << "attn-convert-to-gpu: " << why;
     return {};
   };
-  if (attention.getMask() || attention.getBias())
-    return fail("mask and bias tensors are not supported on the GPU yet");
   if (attention.getOffsets().size() || attention.getExtents().size())
     return fail("takes whole attentions, not tiles (offsets/extents)");
   StructuredMaskAttrInterface mask = attention.getStructuredMaskAttr();
@@ -379,15 +436,17 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
   // The kernel's arguments are the function's, in the attention's order.
   SmallVector<Value> expected = {attention.getQuery(), attention.getKey(),
                                  attention.getValue()};
-  if (Value lens = attention.getKvLens())
-    expected.push_back(lens);
+  for (Value operand :
+       {attention.getMask(), attention.getBias(), attention.getKvLens()})
+    if (operand)
+      expected.push_back(operand);
   expected.push_back(attention.getInit());
   if (!llvm::equal(expected, func.getArguments()) ||
       func.getFunctionType().getNumResults() != 1 ||
       !llvm::hasSingleElement(attention->getUsers()) ||
       !isa<func::ReturnOp>(*attention->getUsers().begin()))
-    return fail("the kernel function must take (q, k, v, [kv_lens], out) and "
-                "return the attention");
+    return fail("the kernel function must take (q, k, v, [mask], [bias], "
+                "[kv_lens], out) and return the attention");
   return attention;
 }
 
@@ -420,8 +479,8 @@ static FailureOr<KernelShape> chooseShape(AttentionOp op, int64_t blockRows,
                           << " lanes exceed 1024 threads per block";
   // The row's lanes sum their dot products with full-warp shuffles.
   if (shape.threadsPerRow > 1 && shape.threads() % 32)
-    return op.emitError() << "attn-convert-to-gpu: " << blockRows
-                          << " rows of " << shape.threadsPerRow
+    return op.emitError() << "attn-convert-to-gpu: " << blockRows << " rows of "
+                          << shape.threadsPerRow
                           << " lanes do not fill whole warps";
   int64_t rowBytes = (d + dv) * 4;
   shape.kvTile = std::min(kvTile, kStaticSharedBytes / rowBytes);

@@ -1,12 +1,13 @@
 // RUN: attn-opt %s --attn-convert-to-gpu --split-input-file --verify-diagnostics
 
-func.func @mask_tensor(%q: tensor<1x1x8x8xf32>, %m: tensor<8x8xi1>,
-                       %o: tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32> {
-  // expected-error @+1 {{attn-convert-to-gpu: mask and bias tensors are not supported on the GPU yet}}
+func.func @tile(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>,
+                %c0: index) -> tensor<1x1x8x8xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: takes whole attentions, not tiles (offsets/extents)}}
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x8xf32>,
                           tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>)
-      mask(%m : tensor<8x8xi1>) outs(%o : tensor<1x1x8x8xf32>)
-      -> tensor<1x1x8x8xf32>
+      offsets(%c0, %c0, %c0, %c0 : index, index, index, index)
+      extents(%c0, %c0 : index, index)
+      outs(%o : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
   return %0 : tensor<1x1x8x8xf32>
 }
 
@@ -28,7 +29,7 @@ func.func @two(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>)
 
 func.func @shared_operand(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>)
     -> tensor<1x1x8x8xf32> {
-  // expected-error @+1 {{attn-convert-to-gpu: the kernel function must take (q, k, v, [kv_lens], out) and return the attention}}
+  // expected-error @+1 {{attn-convert-to-gpu: the kernel function must take (q, k, v, [mask], [bias], [kv_lens], out) and return the attention}}
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x8xf32>,
                           tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>)
       outs(%o : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>

@@ -106,3 +106,34 @@ func.func @regions(%q: tensor<3x?x2x6xf32>, %k: tensor<3x?x2x6xf32>,
       } -> tensor<3x?x2x6xf32>
   return %0 : tensor<3x?x2x6xf32>
 }
+
+// -----
+
+// A mask broadcast over batch and heads ([Sq, Sk] rows of Sk) and a bias
+// broadcast over heads ([B, 1, Sq, 1]: one value per row, key stride 0):
+// each row's offset uses its clamped row index; the bias is added after the
+// scale, the mask hides.
+// CHECK-LABEL: func.func @mask_and_bias
+// CHECK: gpu.func @mask_and_bias(%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[MASK:.+]]: memref<?xi1>, %[[BIAS:.+]]: memref<?xf16>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %[[SQ:.+]]: index, %[[SK:.+]]: index)
+// CHECK: %[[SAFE:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : index
+// CHECK: %[[MROW:.+]] = arith.muli %[[SAFE]], %[[SK]] : index
+// CHECK: %[[BROW:.+]] = arith.addi %[[SAFE]], %{{.+}} : index
+// CHECK: scf.for
+// CHECK: scf.for %[[J:[a-z0-9_]+]] =
+// CHECK: %[[KEY:.+]] = arith.addi %{{.+}}, %[[J]] : index
+// CHECK: %[[B:.+]] = memref.load %[[BIAS]][%[[BROW]]] : memref<?xf16>
+// CHECK: %[[BX:.+]] = arith.extf %[[B]] : f16 to f32
+// CHECK: arith.addf %{{.+}}, %[[BX]] : f32
+// CHECK: %[[MAT:.+]] = arith.addi %[[MROW]], %[[KEY]] : index
+// CHECK: %[[M:.+]] = memref.load %[[MASK]][%[[MAT]]] : memref<?xi1>
+// CHECK: arith.andi %{{.+}}, %[[M]] : i1
+func.func @mask_and_bias(%q: tensor<2x4x?x32xf32>, %k: tensor<2x4x?x32xf32>,
+                         %v: tensor<2x4x?x32xf32>, %m: tensor<?x?xi1>,
+                         %bias: tensor<2x1x?x1xf16>, %o: tensor<2x4x?x32xf32>)
+    -> tensor<2x4x?x32xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<2x4x?x32xf32>,
+                          tensor<2x4x?x32xf32>, tensor<2x4x?x32xf32>)
+      mask(%m : tensor<?x?xi1>) bias(%bias : tensor<2x1x?x1xf16>)
+      outs(%o : tensor<2x4x?x32xf32>) -> tensor<2x4x?x32xf32>
+  return %0 : tensor<2x4x?x32xf32>
+}

@@ -11,10 +11,10 @@
 
 namespace mlir::attn {
 
-/// Replaces the kernel function `func` ((q, k, v, [kv_lens], out) on tensors,
-/// returning its one attn.attention) with a gpu.func in a new gpu.module
-/// `<name>_kernels` and a host function of the same name on memrefs that
-/// launches it over (ceil(Sq / blockRows), Hq, B) blocks. K and V pass
+/// Replaces the kernel function `func` ((q, k, v, [mask], [bias], [kv_lens],
+/// out) on tensors, returning its one attn.attention) with a gpu.func in a
+/// new gpu.module `<name>_kernels` and a host function of the same name on
+/// memrefs that launches it over (ceil(Sq / blockRows), Hq, B) blocks. K and V pass
 /// through shared memory in tiles of `kvTile` keys. Fails with a diagnostic
 /// on an attention the GPU path does not take.
 LogicalResult convertAttentionToGPU(func::FuncOp func, int64_t blockRows,

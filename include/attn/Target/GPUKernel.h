@@ -23,9 +23,9 @@ struct GPUTargetOptions {
   int64_t kvTileSize = 32;    // keys per shared-memory tile
 };
 
-/// A compiled kernel: the gpu.func `name` (arguments: q, k, v, [kv_lens], out
-/// as 1-D memrefs, then B, Sq, Sk), launched over (ceil(Sq / blockRows), Hq,
-/// B) blocks of `threads` threads.
+/// A compiled kernel: the gpu.func `name` (arguments: q, k, v, [mask], [bias],
+/// [kv_lens], out as 1-D memrefs, then B, Sq, Sk), launched over (ceil(Sq /
+/// blockRows), Hq, B) blocks of `threads` threads.
 struct GPUKernelBinary {
   std::string ptx, cubin, chip;
   int64_t blockRows = 0, threads = 0;
