@@ -12,10 +12,11 @@ chip="${3:-sm_90}"
 compile="${ATTN_COMPILE:-$here/../build/bin/attn-compile}"
 rm -rf "$out" && mkdir -p "$out"
 : > "$out/specs.txt"
-while read -r name spec; do
+while read -r name spec flags; do
   [[ -z "$name" || "$name" == \#* ]] && continue
+  # shellcheck disable=SC2086 # FLAGS are words
   "$compile" --target nvptx --chip "$chip" --spec "$spec" --name "$name" \
-    -o "$out/$name.d"
+    $flags -o "$out/$name.d"
   mv "$out/$name.d/$name.cubin" "$out/$name.d/$name.h" \
     "$out/$name.d/${name}_launch.c" "$out/"
   rm -rf "$out/$name.d"

@@ -25,6 +25,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -47,7 +48,8 @@ struct KernelShape {
   int64_t threadsPerRow; // T lanes per row
   int64_t kvTile;        // keys per shared-memory tile
   int64_t headDim, valueDim;
-  int64_t threads() const { return blockRows * threadsPerRow; }
+  bool mma = false; // tensor cores: 4 warps of 16 rows
+  int64_t threads() const { return mma ? 128 : blockRows * threadsPerRow; }
   int64_t headSlice() const { return headDim / threadsPerRow; }
   int64_t valueSlice() const { return valueDim / threadsPerRow; }
 };
@@ -59,10 +61,41 @@ public:
       : b(b), loc(loc), m{b, loc}, op(op), shape(shape) {}
 
   /// Emits the body into `kernel` (arguments: q, k, v, [mask], [bias],
-  /// [kv_lens], out, B, Sq, Sk; workgroup attributions: the K and V tiles).
-  void build(gpu::GPUFuncOp kernel);
+  /// [kv_lens], out, B, Sq, Sk; workgroup attributions: the K and V tiles):
+  /// the FMA kernel, or with `shape.mma` the tensor-core one.
+  void build(gpu::GPUFuncOp kernel) {
+    if (shape.mma)
+      buildMma(kernel);
+    else
+      buildFma(kernel);
+  }
 
 private:
+  /// The kernel's arguments, by name.
+  struct KernelArgs {
+    Value q, k, v, mask, bias, lens, out, sq, sk, keyTile, valueTile;
+  };
+  KernelArgs unpackArgs(gpu::GPUFuncOp kernel);
+
+  /// Where one query row reads the mask and bias tensors.
+  struct RowOperands {
+    Value maskRow, biasRow;
+  };
+  RowOperands rowOperands(const KernelArgs &args, Value batch, Value head,
+                          Value i, Value rowValid);
+
+  /// The base-2 logit of one scaled score of row i and key j: score_mod,
+  /// bias, then every mask (and `visible`); -inf where hidden.
+  Value maskedLogit(const KernelArgs &args, const RowOperands &row, Value score,
+                    Value batch, Value head, Value i, Value j, Value visible);
+
+  /// `value` combined (sum or max) over the `lanes` consecutive lanes that
+  /// share it, by xor shuffles.
+  Value combineLanes(Value value, int64_t lanes, bool max);
+
+  void buildFma(gpu::GPUFuncOp kernel);
+  void buildMma(gpu::GPUFuncOp kernel);
+
   Value index(int64_t v) { return m.constant(v); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value div(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
@@ -121,6 +154,7 @@ private:
   AttentionOp op;
   KernelShape shape;
   Value kernelBatchCount; // the kernel's B argument
+  Value maskKeyStride, biasKeyStride;
 };
 } // namespace
 
@@ -205,29 +239,97 @@ void KernelBuilder::stageTile(Value tile, Value source, Value batch,
         Value at =
             m.add(rowOffset(batch, kvHead, safeKey, kvHeads, sk, dim), c);
         Value value = memref::LoadOp::create(b, loc, source, at);
-        if (!element.isF32())
-          value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-        value = arith::SelectOp::create(b, loc, inside, value, f32(0.0));
+        Type stored = getElementTypeOrSelf(tile.getType());
+        if (element != stored)
+          value = arith::ExtFOp::create(b, loc, stored, value);
+        value = arith::SelectOp::create(
+            b, loc, inside, value,
+            arith::ConstantOp::create(b, loc, b.getFloatAttr(stored, 0.0)));
         memref::StoreOp::create(b, loc, value, tile, ValueRange{r, c});
         scf::YieldOp::create(b, loc);
       });
 }
 
-void KernelBuilder::build(gpu::GPUFuncOp kernel) {
+KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
+  Block &body = kernel.getBody().front();
+  unsigned next = 0;
+  auto arg = [&] { return body.getArgument(next++); };
+  KernelArgs args;
+  args.q = arg();
+  args.k = arg();
+  args.v = arg();
+  args.mask = op.getMask() ? arg() : Value();
+  args.bias = op.getBias() ? arg() : Value();
+  args.lens = op.getKvLens() ? arg() : Value();
+  args.out = arg();
+  kernelBatchCount = arg();
+  args.sq = arg();
+  args.sk = arg();
+  args.keyTile = kernel.getWorkgroupAttributions()[0];
+  args.valueTile = kernel.getWorkgroupAttributions()[1];
+  return args;
+}
+
+KernelBuilder::RowOperands KernelBuilder::rowOperands(const KernelArgs &args,
+                                                      Value batch, Value head,
+                                                      Value i, Value rowValid) {
+  RowOperands row;
+  if (args.mask)
+    std::tie(row.maskRow, maskKeyStride) =
+        broadcastRow(op.getMask(), batch, head, i, args.sq, args.sk, rowValid);
+  if (args.bias)
+    std::tie(row.biasRow, biasKeyStride) =
+        broadcastRow(op.getBias(), batch, head, i, args.sq, args.sk, rowValid);
+  return row;
+}
+
+Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
+                                 Value score, Value batch, Value head, Value i,
+                                 Value j, Value visible) {
+  Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
+  if (!scoreMod.empty())
+    score = inlineRegion(b, scoreMod, {score, batch, head, i, j});
+  if (args.bias) {
+    Value bias = memref::LoadOp::create(
+        b, loc, args.bias,
+        ValueRange{m.add(row.biasRow, mul(j, biasKeyStride))});
+    if (!bias.getType().isF32())
+      bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
+    score = arith::AddFOp::create(b, loc, score, bias);
+  }
+  visible = m.both(visible, structuredVisible(i, j, args.sq, args.sk));
+  if (args.mask)
+    visible = m.both(
+        visible, memref::LoadOp::create(
+                     b, loc, args.mask,
+                     ValueRange{m.add(row.maskRow, mul(j, maskKeyStride))}));
+  if (!maskMod.empty())
+    visible = m.both(visible, inlineRegion(b, maskMod, {batch, head, i, j}));
+  return arith::SelectOp::create(
+      b, loc, visible, arith::MulFOp::create(b, loc, score, f32(M_LOG2E)),
+      f32(-std::numeric_limits<float>::infinity()));
+}
+
+Value KernelBuilder::combineLanes(Value value, int64_t lanes, bool max) {
+  Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+  for (int64_t offset = 1; offset < lanes; offset *= 2) {
+    Value mask = arith::ConstantIntOp::create(b, loc, offset, 32);
+    Value other = gpu::ShuffleOp::create(b, loc, value, mask, width,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = max ? arith::MaximumFOp::create(b, loc, value, other).getResult()
+                : arith::AddFOp::create(b, loc, value, other).getResult();
+  }
+  return value;
+}
+
+void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Block &body = kernel.getBody().front();
   b.setInsertionPointToStart(&body);
-  bool hasLens = static_cast<bool>(op.getKvLens());
-  unsigned argIndex = 0;
-  Value q = body.getArgument(argIndex++), k = body.getArgument(argIndex++),
-        v = body.getArgument(argIndex++);
-  Value maskTensor = op.getMask() ? body.getArgument(argIndex++) : Value();
-  Value biasTensor = op.getBias() ? body.getArgument(argIndex++) : Value();
-  Value lens = hasLens ? body.getArgument(argIndex++) : Value();
-  Value out = body.getArgument(argIndex++);
-  kernelBatchCount = body.getArgument(argIndex++);
-  Value sq = body.getArgument(argIndex++), sk = body.getArgument(argIndex++);
-  Value keyTile = kernel.getWorkgroupAttributions()[0];
-  Value valueTile = kernel.getWorkgroupAttributions()[1];
+  KernelArgs args = unpackArgs(kernel);
+  Value q = args.q, k = args.k, v = args.v, lens = args.lens, out = args.out;
+  Value sq = args.sq, sk = args.sk;
+  Value keyTile = args.keyTile, valueTile = args.valueTile;
 
   Layout layout = op.getLayout();
   auto qType = cast<ShapedType>(op.getQuery().getType());
@@ -248,13 +350,7 @@ void KernelBuilder::build(gpu::GPUFuncOp kernel) {
   Value kvHead = div(head, index(heads / kvHeads));
   // Mask and bias rows of this row (clamped like its query, so rows past Sq
   // read in bounds), indexed by key below.
-  Value maskRow, maskKeyStride, biasRow, biasKeyStride;
-  if (maskTensor)
-    std::tie(maskRow, maskKeyStride) =
-        broadcastRow(op.getMask(), batch, head, i, sq, sk, rowValid);
-  if (biasTensor)
-    std::tie(biasRow, biasKeyStride) =
-        broadcastRow(op.getBias(), batch, head, i, sq, sk, rowValid);
+  RowOperands rowMasks = rowOperands(args, batch, head, i, rowValid);
 
   // This lane's slice of its query row, scaled. Rows past Sq read the last
   // row (their results are never stored) so every lane takes part in the
@@ -274,7 +370,7 @@ void KernelBuilder::build(gpu::GPUFuncOp kernel) {
   Value qEnd = min(m.add(qFirst, index(shape.blockRows)), sq);
   Value begin, end;
   std::tie(begin, end) = visibleKeys(qFirst, qEnd, sq, sk);
-  if (hasLens) {
+  if (lens) {
     Value len = memref::LoadOp::create(b, loc, lens, batch);
     end =
         max(min(end, arith::IndexCastOp::create(b, loc, b.getIndexType(), len)),
@@ -284,11 +380,9 @@ void KernelBuilder::build(gpu::GPUFuncOp kernel) {
   auto accType = VectorType::get({shape.valueSlice()}, b.getF32Type());
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0);
-  Value log2e = f32(M_LOG2E);
   SmallVector<Value> initial = {
       negInf, zero,
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(accType, 0.0f))};
-  Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
   auto tiles = scf::ForOp::create(
       b, loc, begin, end, index(shape.kvTile), initial,
       [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
@@ -316,40 +410,12 @@ void KernelBuilder::build(gpu::GPUFuncOp kernel) {
               Value score = vector::ReductionOp::create(
                   b, loc, vector::CombiningKind::ADD,
                   arith::MulFOp::create(b, loc, qSlice, keySlice));
-              Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
-              for (int64_t offset = 1; offset < t; offset *= 2) {
-                Value mask = arith::ConstantIntOp::create(b, loc, offset, 32);
-                Value other = gpu::ShuffleOp::create(b, loc, score, mask, width,
-                                                     gpu::ShuffleMode::XOR)
-                                  .getShuffleResult();
-                score = arith::AddFOp::create(b, loc, score, other);
-              }
+              score = combineLanes(score, t, /*max=*/false);
               Value j = m.add(tileStart, jj);
-              if (!scoreMod.empty())
-                score = inlineRegion(b, scoreMod, {score, batch, head, i, j});
-              if (biasTensor) {
-                Value bias = memref::LoadOp::create(
-                    b, loc, biasTensor,
-                    ValueRange{m.add(biasRow, mul(j, biasKeyStride))});
-                if (!bias.getType().isF32())
-                  bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
-                score = arith::AddFOp::create(b, loc, score, bias);
-              }
-              Value visible = m.both(rowValid, structuredVisible(i, j, sq, sk));
-              if (maskTensor)
-                visible = m.both(
-                    visible,
-                    memref::LoadOp::create(
-                        b, loc, maskTensor,
-                        ValueRange{m.add(maskRow, mul(j, maskKeyStride))}));
-              if (!maskMod.empty())
-                visible = m.both(visible,
-                                 inlineRegion(b, maskMod, {batch, head, i, j}));
+              Value logit = maskedLogit(args, rowMasks, score, batch, head, i,
+                                        j, rowValid);
               // Online softmax in base 2; exp2(-inf) = 0, and a row that has
               // seen no visible key yet keeps (acc, sum) = 0.
-              Value logit = arith::SelectOp::create(
-                  b, loc, visible, arith::MulFOp::create(b, loc, score, log2e),
-                  negInf);
               Value newMax = arith::MaximumFOp::create(b, loc, rowMax, logit);
               Value empty = arith::CmpFOp::create(
                   b, loc, arith::CmpFPredicate::OEQ, newMax, negInf);
@@ -397,6 +463,228 @@ void KernelBuilder::build(gpu::GPUFuncOp kernel) {
                       mul(lane, index(shape.valueSlice())));
   vector::StoreOp::create(b, loc, result, out, outAt);
   b.setInsertionPointToEnd(&body);
+  gpu::ReturnOp::create(b, loc);
+}
+
+void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
+  // Warp w of the block computes query rows [16 w, 16 w + 16) of its block
+  // with mma.sync m16n8k16 (f16 in, f32 accumulators). In every fragment,
+  // lane l holds rows g = l / 4 and g + 8, and columns 2 (l % 4) + {0, 1}
+  // (+ 8 for the A operand's second half): PTX's m16n8k16 layout.
+  Block &body = kernel.getBody().front();
+  b.setInsertionPointToStart(&body);
+  KernelArgs args = unpackArgs(kernel);
+  Layout layout = op.getLayout();
+  int64_t heads = cast<ShapedType>(op.getQuery().getType())
+                      .getDimSize(getHeadDimPos(layout));
+  int64_t kvHeads =
+      cast<ShapedType>(op.getKey().getType()).getDimSize(getHeadDimPos(layout));
+  Type element = getElementTypeOrSelf(args.q.getType());
+  Type f32Type = b.getF32Type();
+  int64_t d = shape.headDim, dv = shape.valueDim, bc = shape.kvTile;
+  auto fragA = VectorType::get({4, 2}, element);
+  auto fragB = VectorType::get({2, 2}, element);
+  auto fragC = VectorType::get({2, 2}, f32Type);
+  auto pair = VectorType::get({2}, element);
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  Value zero = f32(0.0);
+
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value queryBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value warp = div(tid, index(32)), lane = rem(tid, index(32));
+  Value group = div(lane, index(4)),
+        pairCol = mul(rem(lane, index(4)), index(2));
+  Value qFirst = mul(queryBlock, index(shape.blockRows));
+  Value kvHead = div(head, index(heads / kvHeads));
+
+  // This lane's two rows: g and g + 8 of its warp's 16. Rows past Sq read
+  // row Sq - 1 (never stored) so every lane takes part in the shuffles.
+  Value rows[2], valid[2], safe[2];
+  RowOperands rowMasks[2];
+  for (int r = 0; r < 2; ++r) {
+    rows[r] =
+        m.add(m.add(qFirst, mul(warp, index(16))), m.add(group, index(8 * r)));
+    valid[r] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rows[r],
+                                     args.sq);
+    safe[r] = arith::SelectOp::create(b, loc, valid[r], rows[r],
+                                      m.sub(args.sq, index(1)));
+    rowMasks[r] = rowOperands(args, batch, head, rows[r], valid[r]);
+  }
+  auto qAt = [&](int r, int64_t col) {
+    return m.add(rowOffset(batch, head, safe[r], heads, args.sq, d),
+                 m.add(pairCol, index(col)));
+  };
+  // The query as A fragments, one per 16 of D: [row g | g + 8][col | + 8].
+  SmallVector<Value> queryFrags;
+  for (int64_t ks = 0; ks < d / 16; ++ks) {
+    Value frag = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(fragA, b.getFloatAttr(element, 0.0)));
+    for (int64_t part = 0; part < 4; ++part) {
+      Value two = vector::LoadOp::create(
+          b, loc, pair, args.q, qAt(part % 2, ks * 16 + 8 * (part / 2)));
+      frag = vector::InsertOp::create(b, loc, two, frag, part);
+    }
+    queryFrags.push_back(frag);
+  }
+  Value scale = createScale(b, loc, op.getScale(), b.getIndexAttr(d));
+
+  Value qEnd = min(m.add(qFirst, index(shape.blockRows)), args.sq);
+  Value begin, end;
+  std::tie(begin, end) = visibleKeys(qFirst, qEnd, args.sq, args.sk);
+  if (args.lens) {
+    Value len = memref::LoadOp::create(b, loc, args.lens, batch);
+    end =
+        max(min(end, arith::IndexCastOp::create(b, loc, b.getIndexType(), len)),
+            begin);
+  }
+
+  // State: row max and this lane's partial row sum for rows g and g + 8,
+  // then the output fragments, one per 8 of Dv.
+  Value zeroFrag =
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(fragC, 0.0f));
+  SmallVector<Value> initial = {negInf, negInf, zero, zero};
+  initial.append(dv / 8, zeroFrag);
+  auto tiles = scf::ForOp::create(
+      b, loc, begin, end, index(bc), initial,
+      [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        gpu::BarrierOp::create(b, loc);
+        stageTile(args.keyTile, args.k, batch, kvHead, tileStart, end, args.sk,
+                  d, tid);
+        stageTile(args.valueTile, args.v, batch, kvHead, tileStart, end,
+                  args.sk, dv, tid);
+        gpu::BarrierOp::create(b, loc);
+
+        // S = Q K^T, 8 keys per fragment: B[k][n] = K[key n][d k].
+        SmallVector<Value> logits; // [nb][r][c], flattened
+        for (int64_t nb = 0; nb < bc / 8; ++nb) {
+          Value key = m.add(group, index(nb * 8));
+          Value acc = zeroFrag;
+          for (int64_t ks = 0; ks < d / 16; ++ks) {
+            Value frag = arith::ConstantOp::create(
+                b, loc,
+                DenseElementsAttr::get(fragB, b.getFloatAttr(element, 0.0)));
+            for (int64_t part = 0; part < 2; ++part) {
+              Value two = vector::LoadOp::create(
+                  b, loc, pair, args.keyTile,
+                  ValueRange{key, m.add(pairCol, index(ks * 16 + 8 * part))});
+              frag = vector::InsertOp::create(b, loc, two, frag, part);
+            }
+            acc = nvgpu::MmaSyncOp::create(b, loc, queryFrags[ks], frag, acc,
+                                           ArrayRef<int64_t>{16, 8, 16});
+          }
+          for (int64_t r = 0; r < 2; ++r)
+            for (int64_t c = 0; c < 2; ++c) {
+              Value score = arith::MulFOp::create(
+                  b, loc,
+                  vector::ExtractOp::create(b, loc, acc,
+                                            ArrayRef<int64_t>{r, c}),
+                  scale);
+              Value j = m.add(tileStart, m.add(pairCol, index(nb * 8 + c)));
+              // Keys past the tile's end are padding.
+              Value inside = m.both(
+                  valid[r], arith::CmpIOp::create(
+                                b, loc, arith::CmpIPredicate::slt, j, end));
+              logits.push_back(maskedLogit(args, rowMasks[r], score, batch,
+                                           head, rows[r], j, inside));
+            }
+        }
+
+        // Online softmax per row, its max over the row's 4 lanes.
+        SmallVector<Value> next(state.begin(), state.end());
+        Value alpha[2], newMax[2], empty[2];
+        SmallVector<Value> probs(logits.size());
+        for (int64_t r = 0; r < 2; ++r) {
+          Value rowMax = state[r];
+          for (int64_t nb = 0; nb < bc / 8; ++nb)
+            for (int64_t c = 0; c < 2; ++c)
+              rowMax = arith::MaximumFOp::create(b, loc, rowMax,
+                                                 logits[nb * 4 + r * 2 + c]);
+          newMax[r] = combineLanes(rowMax, 4, /*max=*/true);
+          empty[r] = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           newMax[r], negInf);
+          alpha[r] = arith::SelectOp::create(
+              b, loc, empty[r], f32(1.0),
+              math::Exp2Op::create(
+                  b, loc, arith::SubFOp::create(b, loc, state[r], newMax[r])));
+          Value sum = arith::MulFOp::create(b, loc, state[2 + r], alpha[r]);
+          for (int64_t nb = 0; nb < bc / 8; ++nb)
+            for (int64_t c = 0; c < 2; ++c) {
+              int64_t at = nb * 4 + r * 2 + c;
+              probs[at] = arith::SelectOp::create(
+                  b, loc, empty[r], zero,
+                  math::Exp2Op::create(
+                      b, loc,
+                      arith::SubFOp::create(b, loc, logits[at], newMax[r])));
+              sum = arith::AddFOp::create(b, loc, sum, probs[at]);
+            }
+          next[r] = newMax[r];
+          next[2 + r] = sum;
+        }
+        // Rescale the output rows, then O += P V: P's fragments are the
+        // score fragments of 2 adjacent key blocks, B[k][n] = V[key k][n].
+        Value alphas = vector::FromElementsOp::create(
+            b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+        for (int64_t nv = 0; nv < dv / 8; ++nv)
+          next[4 + nv] = arith::MulFOp::create(b, loc, state[4 + nv], alphas);
+        for (int64_t ks = 0; ks < bc / 16; ++ks) {
+          SmallVector<Value> parts;
+          for (int64_t half = 0; half < 2; ++half)
+            for (int64_t r = 0; r < 2; ++r)
+              for (int64_t c = 0; c < 2; ++c)
+                parts.push_back(arith::TruncFOp::create(
+                    b, loc, element, probs[(2 * ks + half) * 4 + r * 2 + c]));
+          Value probFrag = vector::FromElementsOp::create(b, loc, fragA, parts);
+          for (int64_t nv = 0; nv < dv / 8; ++nv) {
+            SmallVector<Value> values;
+            for (int64_t part = 0; part < 2; ++part)
+              for (int64_t c = 0; c < 2; ++c)
+                values.push_back(memref::LoadOp::create(
+                    b, loc, args.valueTile,
+                    ValueRange{m.add(pairCol, index(ks * 16 + 8 * part + c)),
+                               m.add(group, index(nv * 8))}));
+            Value valueFrag =
+                vector::FromElementsOp::create(b, loc, fragB, values);
+            next[4 + nv] = nvgpu::MmaSyncOp::create(
+                b, loc, probFrag, valueFrag, next[4 + nv],
+                ArrayRef<int64_t>{16, 8, 16});
+          }
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+
+  // out = O / sum (the row's 4 lanes' partial sums), 0 for a row that saw
+  // no key (NaN stays NaN).
+  Type outElement = getElementTypeOrSelf(args.out.getType());
+  for (int64_t r = 0; r < 2; ++r) {
+    Value sum = combineLanes(tiles.getResult(2 + r), 4, /*max=*/false);
+    Value noKey =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+    auto store = scf::IfOp::create(b, loc, valid[r], /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    for (int64_t nv = 0; nv < dv / 8; ++nv) {
+      Value rowPair = vector::ExtractOp::create(b, loc, tiles.getResult(4 + nv),
+                                                ArrayRef<int64_t>{r});
+      auto pairF32 = VectorType::get({2}, f32Type);
+      Value result = arith::SelectOp::create(
+          b, loc, noKey,
+          arith::ConstantOp::create(b, loc,
+                                    DenseElementsAttr::get(pairF32, 0.0f)),
+          arith::DivFOp::create(
+              b, loc, rowPair,
+              vector::BroadcastOp::create(b, loc, pairF32, sum)));
+      if (!outElement.isF32())
+        result = arith::TruncFOp::create(
+            b, loc, VectorType::get({2}, outElement), result);
+      Value at = m.add(rowOffset(batch, head, rows[r], heads, args.sq, dv),
+                       m.add(pairCol, index(nv * 8)));
+      vector::StoreOp::create(b, loc, result, args.out, at);
+    }
+  }
   gpu::ReturnOp::create(b, loc);
 }
 
@@ -460,10 +748,29 @@ static constexpr int64_t kMaxSliceElements = 32;
 /// that divide both), and shrinks the key tile until the K and V tiles fit
 /// in static shared memory. Fails with a diagnostic when a block would
 /// exceed 1024 threads or one key row does not fit.
+/// Whether the tensor-core kernel takes `op`: f16 q, k and v (MLIR 22's
+/// nvgpu.mma.sync lowering cannot type bf16 operands), D a multiple of 16 and
+/// Dv of 8, both at most 128 (the output fragments stay in registers).
+static bool fitsTensorCores(AttentionOp op, int64_t d, int64_t dv) {
+  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()})
+    if (!getElementTypeOrSelf(operand.getType()).isF16())
+      return false;
+  return d % 16 == 0 && dv % 8 == 0 && d <= 128 && dv <= 128;
+}
+
 static FailureOr<KernelShape> chooseShape(AttentionOp op, int64_t blockRows,
-                                          int64_t kvTile) {
+                                          int64_t kvTile, bool mma) {
   int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
   int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+  if (mma && fitsTensorCores(op, d, dv)) {
+    // 4 warps of 16 rows; key tiles in whole 16-key steps of f16 that fit.
+    KernelShape shape{64, 4, kvTile, d, dv};
+    shape.mma = true;
+    shape.kvTile =
+        std::min<int64_t>(std::max<int64_t>(16, kvTile / 16 * 16),
+                          kStaticSharedBytes / ((d + dv) * 2) / 16 * 16);
+    return shape;
+  }
   int64_t lanes = 0, fallback = 1;
   for (int64_t t = 1; t <= 32 && !lanes; t *= 2) {
     if (d % t || dv % t)
@@ -492,11 +799,11 @@ static FailureOr<KernelShape> chooseShape(AttentionOp op, int64_t blockRows,
 
 LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
                                                 int64_t blockRows,
-                                                int64_t kvTile) {
+                                                int64_t kvTile, bool mma) {
   AttentionOp op = getKernelAttention(func);
   if (!op)
     return failure();
-  FailureOr<KernelShape> chosen = chooseShape(op, blockRows, kvTile);
+  FailureOr<KernelShape> chosen = chooseShape(op, blockRows, kvTile, mma);
   if (failed(chosen))
     return failure();
   KernelShape shape = *chosen;
@@ -515,8 +822,11 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
   argTypes.append(3, b.getIndexType());
   auto sharedSpace = gpu::AddressSpaceAttr::get(
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
+  Type tileElement =
+      shape.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
   auto tileType = [&](int64_t dim) {
-    return MemRefType::get({shape.kvTile, dim}, b.getF32Type(),
+    return MemRefType::get({shape.kvTile, dim}, tileElement,
                            MemRefLayoutAttrInterface(), sharedSpace);
   };
   b.setInsertionPointToEnd(module.getBody());
@@ -566,11 +876,12 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
   Value rows = m.constant(shape.blockRows);
   Value queryBlocks = arith::CeilDivUIOp::create(b, loc, sq, rows);
   Value heads = dim(q, getHeadDimPos(layout));
-  gpu::LaunchFuncOp::create(b, loc, kernel,
-                            gpu::KernelDim3{queryBlocks, heads, batchCount},
-                            gpu::KernelDim3{m.constant(shape.threads()),
-                                            m.constant(1), m.constant(1)},
-                            /*dynamicSharedMemorySize=*/Value(), operands);
+  auto launch = gpu::LaunchFuncOp::create(
+      b, loc, kernel, gpu::KernelDim3{queryBlocks, heads, batchCount},
+      gpu::KernelDim3{m.constant(shape.threads()), m.constant(1),
+                      m.constant(1)},
+      /*dynamicSharedMemorySize=*/Value(), operands);
+  launch->setAttr("attn.block_rows", b.getI64IntegerAttr(shape.blockRows));
   func::ReturnOp::create(b, loc);
   b.setInsertionPoint(func);
   b.insert(host);
@@ -597,7 +908,7 @@ struct ConvertAttnToGPUPass
       if (!func.isExternal())
         kernels.push_back(func);
     for (func::FuncOp func : kernels)
-      if (failed(convertAttentionToGPU(func, blockRows, kvTileSize)))
+      if (failed(convertAttentionToGPU(func, blockRows, kvTileSize, mma)))
         return signalPassFailure();
   }
 };

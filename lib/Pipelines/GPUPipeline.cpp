@@ -32,6 +32,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   ConvertAttnToGPUOptions convert;
   convert.blockRows = options.blockRows;
   convert.kvTileSize = options.kvTileSize;
+  convert.mma = options.mma;
   pm.addPass(createConvertAttnToGPU(convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -41,6 +42,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(memref::createExpandStridedMetadataPass());
   kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createConvertNVGPUToNVVMPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());

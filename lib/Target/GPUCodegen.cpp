@@ -16,11 +16,19 @@
 using namespace mlir;
 using namespace mlir::attn;
 
-/// The kernel of `name` lowered to `format` (isa: PTX, bin: cubin), and the
-/// thread count its host function launches it with.
-static FailureOr<std::pair<std::string, int64_t>>
-lowerToBinary(func::FuncOp func, StringRef name,
-              const GPUTargetOptions &options, StringRef format) {
+namespace {
+/// One lowering of a kernel: its binary and how its host function launches
+/// it.
+struct LoweredKernel {
+  std::string binary;
+  int64_t threads, blockRows;
+};
+} // namespace
+
+/// The kernel of `name` lowered to `format` (isa: PTX, bin: cubin).
+static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
+                                              const GPUTargetOptions &options,
+                                              StringRef format) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(func.getLoc());
   OpBuilder builder(func.getContext());
   builder.setInsertionPointToEnd(module->getBody());
@@ -34,6 +42,7 @@ lowerToBinary(func::FuncOp func, StringRef name,
   pipeline.format = format.str();
   pipeline.blockRows = options.blockRows;
   pipeline.kvTileSize = options.kvTileSize;
+  pipeline.mma = options.mma;
   buildGPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return failure();
@@ -42,13 +51,15 @@ lowerToBinary(func::FuncOp func, StringRef name,
   gpu::LaunchFuncOp launch;
   module->walk([&](gpu::LaunchFuncOp op) { launch = op; });
   APInt threads;
-  if (!binary || binary.getObjects().size() != 1 || !launch ||
+  auto rows =
+      launch ? launch->getAttrOfType<IntegerAttr>("attn.block_rows") : nullptr;
+  if (!binary || binary.getObjects().size() != 1 || !launch || !rows ||
       !matchPattern(launch.getBlockSizeX(), m_ConstantInt(&threads)))
     return module->emitError()
            << "attn-gpu-pipeline did not produce one binary and its launch";
   auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-  return std::make_pair(object.getObject().getValue().str(),
-                        threads.getSExtValue());
+  return LoweredKernel{object.getObject().getValue().str(),
+                       threads.getSExtValue(), rows.getInt()};
 }
 
 FailureOr<GPUKernelBinary>
@@ -60,6 +71,6 @@ mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
   auto cubin = lowerToBinary(func, name, options, "bin");
   if (failed(cubin))
     return failure();
-  return GPUKernelBinary{ptx->first, cubin->first, options.chip,
-                         options.blockRows, ptx->second};
+  return GPUKernelBinary{ptx->binary, cubin->binary, options.chip,
+                         ptx->blockRows, ptx->threads};
 }

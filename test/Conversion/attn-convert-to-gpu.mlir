@@ -2,6 +2,7 @@
 // RUN: attn-opt %s --attn-convert-to-gpu="block-rows=16 kv-tile-size=64" --canonicalize --split-input-file | FileCheck %s --check-prefix=SIZES
 // RUN: not attn-opt %s --attn-convert-to-gpu="block-rows=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWS
 // RUN: not attn-opt %s --attn-convert-to-gpu="block-rows=4" --split-input-file 2>&1 | FileCheck %s --check-prefix=WARPS
+// RUN: attn-opt %s --attn-convert-to-gpu="mma=true kv-tile-size=40" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=MMA
 
 // GQA 8:2, f16, bottom-right causal, dynamic sequence length. The host
 // function flattens its memrefs and launches (ceil(Sq / 32), Hq, B) blocks
@@ -60,6 +61,34 @@
 // SIZES-SAME: workgroup(%{{.+}} : memref<48x128xf32, #gpu.address_space<workgroup>>
 // SIZES-SAME: known_block_size = array<i32: 64, 1, 1>
 // BADROWS: error: attn-convert-to-gpu: block-rows must be in [1, 1024] and kv-tile-size positive, got 0 and 32
+// mma=true: the f16 attention runs on tensor cores: 4 warps of 16 rows
+// (grid ceil(Sq / 64)), f16 K/V tiles of whole 16-key steps (40 -> 32), the
+// query as 8 A fragments, S = Q K^T as 4 (8-key) x 8 (16-dim) mma.sync,
+// O += P V as 2 (16-key) x 16 (8-dim) mma.sync.
+// MMA-LABEL: func.func @causal
+// MMA-DAG: %[[C64:.+]] = arith.constant 64 : index
+// MMA-DAG: %[[C128:.+]] = arith.constant 128 : index
+// MMA: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C64]] : index
+// MMA: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C128]], {{.*}}) {{.*}} {attn.block_rows = 64 : i64}
+// MMA: gpu.func @causal({{.*}}) workgroup(%{{.+}} : memref<32x128xf16, #gpu.address_space<workgroup>>, %{{.+}} : memref<32x128xf16, #gpu.address_space<workgroup>>)
+// MMA-SAME: attn.block_rows = 64 : i64, known_block_size = array<i32: 128, 1, 1>
+// MMA-COUNT-32: vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<2xf16>
+// MMA: scf.for
+// MMA-COUNT-32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// The row max over a row's 4 lanes.
+// MMA: gpu.shuffle xor
+// MMA: arith.maximumf
+// MMA-COUNT-32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// MMA: scf.yield
+// Each row's sum over its 4 lanes, then stored 2 elements at a time.
+// MMA: gpu.shuffle xor
+// MMA: vector.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<?xf16>, vector<2xf16>
+// f32 stays on the FMA path.
+// MMA-LABEL: func.func @regions
+// MMA-NOT: nvgpu.mma.sync
+// MMA-LABEL: func.func @mask_and_bias
+// MMA-NOT: nvgpu.mma.sync
+
 // 4 rows of 4 lanes would shuffle in a partial warp.
 // WARPS: error: attn-convert-to-gpu: 4 rows of 4 lanes do not fill whole warps
 func.func @causal(%q: tensor<2x8x?x128xf16>, %k: tensor<2x2x?x128xf16>,

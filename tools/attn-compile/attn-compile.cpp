@@ -145,13 +145,7 @@ static bool failedTo(llvm::Error error) {
 /// its header NAME.h, and the manifest.
 static int compileForGPU(const KernelSource &source,
                          const KernelSignature &signature) {
-  GPUTargetOptions options;
-  options.chip = chip;
-  options.toolkit = cudaToolkit;
-  if (flags.kvTileSize > 0)
-    options.kvTileSize = flags.kvTileSize;
-  if (flags.queryTileSize > 0)
-    options.blockRows = flags.queryTileSize;
+  GPUTargetOptions options = flags.gpuOptions(chip, cudaToolkit);
   FailureOr<GPUKernelBinary> binary =
       compileGPUKernel(source.func, kernelName, options);
   if (failed(binary))
@@ -179,6 +173,7 @@ static int compileForGPU(const KernelSource &source,
       {"operands", std::move(operands)},
       {"block_rows", binary->blockRows},
       {"threads", binary->threads},
+      {"mma", flags.mma.getValue()},
       {"grid", "(ceil(Sq / block_rows), Hq, B)"},
   };
   std::string manifestText;

@@ -393,12 +393,8 @@ int main(int argc, char **argv) {
   std::unique_ptr<llvm::orc::LLJIT> jitHolder;
   GPUKernelBinary gpuKernel;
   if (onGPU) {
-    GPUTargetOptions options;
-    options.chip = chip.empty() ? device->chip() : chip.getValue();
-    if (flags.kvTileSize > 0)
-      options.kvTileSize = flags.kvTileSize;
-    if (flags.queryTileSize > 0)
-      options.blockRows = flags.queryTileSize;
+    GPUTargetOptions options =
+        flags.gpuOptions(chip.empty() ? device->chip() : chip.getValue());
     FailureOr<GPUKernelBinary> binary =
         compileGPUKernel(source->func, "attn_run_kernel", options);
     if (failed(binary))

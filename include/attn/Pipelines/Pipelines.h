@@ -89,6 +89,10 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
   PassOptions::Option<int64_t> kvTileSize{
       *this, "kv-tile-size", llvm::cl::desc("Keys per shared-memory tile"),
       llvm::cl::init(32)};
+  PassOptions::Option<bool> mma{
+      *this, "mma",
+      llvm::cl::desc("Tensor cores for f16 with D, Dv <= 128 (experimental)"),
+      llvm::cl::init(false)};
 };
 
 /// attn-gpu-pipeline: from attention kernel functions on tensors to a

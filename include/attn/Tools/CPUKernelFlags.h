@@ -8,6 +8,7 @@
 #define ATTN_TOOLS_CPUKERNELFLAGS_H
 
 #include "attn/Target/CPUKernel.h"
+#include "attn/Target/GPUKernel.h"
 
 #include "llvm/Support/CommandLine.h"
 
@@ -45,6 +46,26 @@ struct CPUKernelFlags {
       llvm::cl::desc("Queries per parallel tile with --fused (default 0: "
                      "derived from the target's L2 cache)"),
       llvm::cl::init(0)};
+
+  llvm::cl::opt<bool> mma{
+      "mma",
+      llvm::cl::desc("GPU: run f16 attentions with D, Dv <= 128 on tensor "
+                     "cores (experimental: not yet run on a GPU)"),
+      llvm::cl::init(false)};
+
+  /// The GPU options for `chip`: the tile flags map to the block rows and
+  /// the shared-memory key tile (0 keeps the GPU defaults).
+  GPUTargetOptions gpuOptions(StringRef chip, StringRef toolkit = "") const {
+    GPUTargetOptions options;
+    options.chip = chip.str();
+    options.toolkit = toolkit.str();
+    if (kvTileSize > 0)
+      options.kvTileSize = kvTileSize;
+    if (queryTileSize > 0)
+      options.blockRows = queryTileSize;
+    options.mma = mma;
+    return options;
+  }
 
   CPUTargetOptions options() const {
     CPUTargetOptions options;
