@@ -322,7 +322,9 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     are staged through shared memory (f16/bf16 widened to f32). The online softmax runs per key in registers, in base 2 with
     log2(e) folded into the score; a row that sees no key writes 0. Keys that
     the band mask (causal in both alignments, sliding window) and kv_lens
-    hide from every row of a block are never loaded; score_mod and mask_mod
+    hide from every row of a block are never loaded, nor key tiles the
+    mask_mod's interval bounds (as in `attn-fuse-online-softmax`) prove
+    hidden from the whole block; score_mod and mask_mod
     regions are inlined per score; mask and bias tensors are read per score
     (broadcast dims at stride 0, rows past Sq clamped in bounds).
 

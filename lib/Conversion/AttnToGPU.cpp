@@ -93,6 +93,20 @@ private:
   /// share it, by xor shuffles.
   Value combineLanes(Value value, int64_t lanes, bool max);
 
+  /// Whether the mask_mod certainly hides keys [keyFirst, keyEnd) from every
+  /// row [qFirst, qEnd) of the block (by its interval bounds); null when
+  /// there is no mask_mod or its bounds are not modelled.
+  Value tileHidden(Value batch, Value head, Value qFirst, Value qEnd,
+                   Value keyFirst, Value keyEnd);
+
+  /// The loop over key tiles [begin, end) in steps of `tile`, carrying
+  /// `initial`; `body` returns one tile's new state. Tiles tileHidden proves
+  /// empty are skipped whole: the branch is the block's, so its barriers stay
+  /// uniform.
+  scf::ForOp tileLoop(Value begin, Value end, int64_t tile, ValueRange initial,
+                      Value batch, Value head, Value qFirst, Value qEnd,
+                      function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
   void buildFma(gpu::GPUFuncOp kernel);
   void buildMma(gpu::GPUFuncOp kernel);
 
@@ -323,6 +337,49 @@ Value KernelBuilder::combineLanes(Value value, int64_t lanes, bool max) {
   return value;
 }
 
+Value KernelBuilder::tileHidden(Value batch, Value head, Value qFirst,
+                                Value qEnd, Value keyFirst, Value keyEnd) {
+  Region &maskMod = op.getMaskMod();
+  if (maskMod.empty())
+    return Value();
+  std::pair<Value, Value> ranges[] = {{batch, batch},
+                                      {head, head},
+                                      {qFirst, m.sub(qEnd, index(1))},
+                                      {keyFirst, m.sub(keyEnd, index(1))}};
+  FailureOr<MaskModBounds> bounds = boundMaskMod(b, loc, maskMod, ranges);
+  return succeeded(bounds) ? bounds->hidesAll : Value();
+}
+
+scf::ForOp KernelBuilder::tileLoop(
+    Value begin, Value end, int64_t tile, ValueRange initial, Value batch,
+    Value head, Value qFirst, Value qEnd,
+    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+  return scf::ForOp::create(
+      b, loc, begin, end, index(tile), initial,
+      [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        Value hidden = tileHidden(batch, head, qFirst, qEnd, tileStart,
+                                  min(end, m.add(tileStart, index(tile))));
+        if (!hidden) {
+          scf::YieldOp::create(b, loc, body(tileStart, state));
+          return;
+        }
+        auto branch = scf::IfOp::create(
+            b, loc, hidden,
+            [&](OpBuilder &tb, Location) {
+              scf::YieldOp::create(tb, loc, state);
+            },
+            [&](OpBuilder &eb, Location) {
+              OpBuilder::InsertionGuard inner(b);
+              b.setInsertionPoint(eb.getInsertionBlock(),
+                                  eb.getInsertionPoint());
+              scf::YieldOp::create(b, loc, body(tileStart, state));
+            });
+        scf::YieldOp::create(b, loc, branch.getResults());
+      });
+}
+
 void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Block &body = kernel.getBody().front();
   b.setInsertionPointToStart(&body);
@@ -383,11 +440,9 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   SmallVector<Value> initial = {
       negInf, zero,
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(accType, 0.0f))};
-  auto tiles = scf::ForOp::create(
-      b, loc, begin, end, index(shape.kvTile), initial,
-      [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+  auto tiles = tileLoop(
+      begin, end, shape.kvTile, initial, batch, head, qFirst, qEnd,
+      [&](Value tileStart, ValueRange state) -> SmallVector<Value> {
         gpu::BarrierOp::create(b, loc);
         stageTile(keyTile, k, batch, kvHead, tileStart, end, sk, shape.headDim,
                   tid);
@@ -440,7 +495,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
                       vector::BroadcastOp::create(b, loc, accType, alpha)));
               scf::YieldOp::create(b, loc, ValueRange{newMax, newSum, newAcc});
             });
-        scf::YieldOp::create(b, loc, keys.getResults());
+        return SmallVector<Value>(keys.getResults());
       });
 
   // out = acc / sum, 0 for a row that saw no key (NaN stays NaN).
@@ -546,11 +601,9 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(fragC, 0.0f));
   SmallVector<Value> initial = {negInf, negInf, zero, zero};
   initial.append(dv / 8, zeroFrag);
-  auto tiles = scf::ForOp::create(
-      b, loc, begin, end, index(bc), initial,
-      [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+  auto tiles = tileLoop(
+      begin, end, bc, initial, batch, head, qFirst, qEnd,
+      [&](Value tileStart, ValueRange state) -> SmallVector<Value> {
         gpu::BarrierOp::create(b, loc);
         stageTile(args.keyTile, args.k, batch, kvHead, tileStart, end, args.sk,
                   d, tid);
@@ -653,7 +706,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                 ArrayRef<int64_t>{16, 8, 16});
           }
         }
-        scf::YieldOp::create(b, loc, next);
+        return next;
       });
 
   // out = O / sum (the row's 4 lanes' partial sums), 0 for a row that saw

@@ -112,6 +112,13 @@ func.func @causal(%q: tensor<2x8x?x128xf16>, %k: tensor<2x2x?x128xf16>,
 // CHECK: %[[LEN:.+]] = memref.load %[[LENS]][%[[BATCH]]] : memref<?xi32>
 // CHECK: %[[LENIDX:.+]] = arith.index_cast %[[LEN]] : i32 to index
 // CHECK: arith.minsi %{{.+}}, %[[LENIDX]] : index
+// A key tile the mask_mod's interval bounds prove hidden from the whole block
+// is skipped by the whole block (the state passes through).
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[A:.+]] = %{{.+}})
+// CHECK: scf.if %{{.+}} -> (f32, f32, vector<6xf32>) {
+// CHECK-NEXT: scf.yield %[[M]], %[[L]], %[[A]] : f32, f32, vector<6xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: gpu.barrier
 // CHECK-NOT: gpu.shuffle
 // CHECK: math.tanh
 // CHECK: arith.cmpi ne
