@@ -38,7 +38,8 @@ int64_t mlir::attn::getL2CacheSize(StringRef cpu) {
     };
     if (read("level") != "2" || read("type") == "Instruction")
       continue;
-    StringRef size = read("size");
+    std::string sizeText = read("size"); // StringRef must not outlive it
+    StringRef size = sizeText;
     int64_t value = 0;
     if (size.consume_back("K") && !size.getAsInteger(10, value))
       return value * 1024;
