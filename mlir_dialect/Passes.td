@@ -329,15 +329,16 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     (broadcast dims at stride 0, rows past Sq clamped in bounds).
 
     With `mma` (experimental: compiled and assembled, not yet run on a GPU),
-    an f16 attention with D a multiple of 16, Dv of 8, both at most 128,
+    an f16 or bf16 attention with D a multiple of 16, Dv of 8, both at most
+    128,
     takes the tensor-core kernel instead: blocks of 4 warps, each computing
     16 query rows with `nvgpu.mma.sync` m16n8k16 (f32 accumulators): the
     query as A fragments in registers, S = Q K^T against f16 K tiles in
     shared memory, the online softmax on the score fragments (row max over
     the 4 lanes of a row by shuffles), and O += P V with P's fragments taken
     from the score fragments of two adjacent 8-key blocks (FlashAttention-2's
-    register reuse). bf16 stays on the FMA path (MLIR 22's mma.sync lowering
-    cannot type bf16 operands).
+    register reuse). bf16 uses `nvvm.mma.sync` directly (MLIR 22's
+    nvgpu.mma.sync lowering cannot type bf16 operands).
   }];
   let options = [
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",
@@ -345,12 +346,14 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     Option<"kvTileSize", "kv-tile-size", "int64_t", /*default=*/"32",
            "Keys per shared-memory tile">,
     Option<"mma", "mma", "bool", /*default=*/"false",
-           "Run f16 attentions with D, Dv <= 128 on tensor cores "
+           "Run f16/bf16 attentions with D, Dv <= 128 on tensor cores "
            "(experimental: not yet run on a GPU)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
     "::mlir::nvgpu::NVGPUDialect",
     "::mlir::math::MathDialect",
     "::mlir::memref::MemRefDialect",

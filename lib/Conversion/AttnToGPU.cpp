@@ -23,6 +23,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -106,6 +108,12 @@ private:
   scf::ForOp tileLoop(Value begin, Value end, int64_t tile, ValueRange initial,
                       Value batch, Value head, Value qFirst, Value qEnd,
                       function_ref<SmallVector<Value>(Value, ValueRange)> body);
+
+  /// D = A B + C for m16n8k16 fragments (A vector<4x2xT>, B vector<2x2xT>,
+  /// C and D vector<2x2xf32>): nvgpu.mma.sync for f16; nvvm.mma.sync on the
+  /// packed 32-bit registers for bf16, which MLIR 22's nvgpu lowering cannot
+  /// type.
+  Value mmaSync(Value a, Value bFrag, Value c);
 
   void buildFma(gpu::GPUFuncOp kernel);
   void buildMma(gpu::GPUFuncOp kernel);
@@ -521,6 +529,44 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   gpu::ReturnOp::create(b, loc);
 }
 
+Value KernelBuilder::mmaSync(Value a, Value bFrag, Value c) {
+  Type element = getElementTypeOrSelf(a.getType());
+  if (element.isF16())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  // Each row of a fragment is one 32-bit register of two bf16.
+  auto registers = [&](Value fragment, int64_t count) {
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < count; ++r) {
+      Value pair =
+          vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{r});
+      Value word = vector::BitCastOp::create(
+          b, loc, VectorType::get({1}, b.getI32Type()), pair);
+      regs.push_back(
+          vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
+    }
+    return regs;
+  };
+  SmallVector<Value> accumulators;
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t col = 0; col < 2; ++col)
+      accumulators.push_back(
+          vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{r, col}));
+  Type f32Type = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+  auto mma = NVVM::MmaOp::create(
+      b, loc, resultType, registers(a, 4), registers(bFrag, 2), accumulators,
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> results;
+  for (int64_t r = 0; r < 4; ++r)
+    results.push_back(LLVM::ExtractValueOp::create(b, loc, mma, r));
+  return vector::FromElementsOp::create(b, loc, c.getType(), results);
+}
+
 void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   // Warp w of the block computes query rows [16 w, 16 w + 16) of its block
   // with mma.sync m16n8k16 (f16 in, f32 accumulators). In every fragment,
@@ -626,8 +672,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                   ValueRange{key, m.add(pairCol, index(ks * 16 + 8 * part))});
               frag = vector::InsertOp::create(b, loc, two, frag, part);
             }
-            acc = nvgpu::MmaSyncOp::create(b, loc, queryFrags[ks], frag, acc,
-                                           ArrayRef<int64_t>{16, 8, 16});
+            acc = mmaSync(queryFrags[ks], frag, acc);
           }
           for (int64_t r = 0; r < 2; ++r)
             for (int64_t c = 0; c < 2; ++c) {
@@ -701,9 +746,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                                m.add(group, index(nv * 8))}));
             Value valueFrag =
                 vector::FromElementsOp::create(b, loc, fragB, values);
-            next[4 + nv] = nvgpu::MmaSyncOp::create(
-                b, loc, probFrag, valueFrag, next[4 + nv],
-                ArrayRef<int64_t>{16, 8, 16});
+            next[4 + nv] = mmaSync(probFrag, valueFrag, next[4 + nv]);
           }
         }
         return next;
@@ -801,12 +844,15 @@ static constexpr int64_t kMaxSliceElements = 32;
 /// that divide both), and shrinks the key tile until the K and V tiles fit
 /// in static shared memory. Fails with a diagnostic when a block would
 /// exceed 1024 threads or one key row does not fit.
-/// Whether the tensor-core kernel takes `op`: f16 q, k and v (MLIR 22's
-/// nvgpu.mma.sync lowering cannot type bf16 operands), D a multiple of 16 and
-/// Dv of 8, both at most 128 (the output fragments stay in registers).
+/// Whether the tensor-core kernel takes `op`: f16 or bf16 q, k and v (one
+/// type), D a multiple of 16 and Dv of 8, both at most 128 (the output
+/// fragments stay in registers).
 static bool fitsTensorCores(AttentionOp op, int64_t d, int64_t dv) {
-  for (Value operand : {op.getQuery(), op.getKey(), op.getValue()})
-    if (!getElementTypeOrSelf(operand.getType()).isF16())
+  Type element = getElementTypeOrSelf(op.getQuery().getType());
+  if (!element.isF16() && !element.isBF16())
+    return false;
+  for (Value operand : {op.getKey(), op.getValue()})
+    if (getElementTypeOrSelf(operand.getType()) != element)
       return false;
   return d % 16 == 0 && dv % 8 == 0 && d <= 128 && dv <= 128;
 }

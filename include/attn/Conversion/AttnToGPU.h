@@ -15,8 +15,8 @@ namespace mlir::attn {
 /// out) on tensors, returning its one attn.attention) with a gpu.func in a
 /// new gpu.module `<name>_kernels` and a host function of the same name on
 /// memrefs that launches it over (ceil(Sq / blockRows), Hq, B) blocks. K and V
-/// pass through shared memory in tiles of `kvTile` keys. With `mma`, an f16
-/// attention with D <= 128 runs on tensor cores (mma.sync m16n8k16) in
+/// pass through shared memory in tiles of `kvTile` keys. With `mma`, an f16 or
+/// bf16 attention with D <= 128 runs on tensor cores (mma.sync m16n8k16) in
 /// blocks of 4 warps of 16 rows instead. Fails with a diagnostic on an
 /// attention the GPU path does not take.
 LogicalResult convertAttentionToGPU(func::FuncOp func, int64_t blockRows,

@@ -91,7 +91,8 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::init(32)};
   PassOptions::Option<bool> mma{
       *this, "mma",
-      llvm::cl::desc("Tensor cores for f16 with D, Dv <= 128 (experimental)"),
+      llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 "
+                     "(experimental)"),
       llvm::cl::init(false)};
 };
 

@@ -21,7 +21,7 @@ struct GPUTargetOptions {
   std::string toolkit;        // CUDA toolkit dir (empty: CUDA_HOME, default)
   int64_t blockRows = 32;     // query rows per thread block
   int64_t kvTileSize = 32;    // keys per shared-memory tile
-  bool mma = false;           // tensor cores for f16 (experimental)
+  bool mma = false;           // tensor cores, f16/bf16 (experimental)
 };
 
 /// A compiled kernel: the gpu.func `name` (arguments: q, k, v, [mask], [bias],

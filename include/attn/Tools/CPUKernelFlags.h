@@ -49,7 +49,7 @@ struct CPUKernelFlags {
 
   llvm::cl::opt<bool> mma{
       "mma",
-      llvm::cl::desc("GPU: run f16 attentions with D, Dv <= 128 on tensor "
+      llvm::cl::desc("GPU: run f16/bf16 attentions with D, Dv <= 128 on tensor "
                      "cores (experimental: not yet run on a GPU)"),
       llvm::cl::init(false)};
 
