@@ -9,7 +9,8 @@ set -uo pipefail
 cd "$(dirname "$0")"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 cc="${CC:-cc}"
-flags=(-std=c11 -O2 -Wall -Werror -I"$cuda/include" -I.)
+# No -Werror: an unknown compiler there must not stop the check.
+flags=(-std=c11 -O2 -Wall -I"$cuda/include" -I.)
 mkdir -p lib
 "$cc" "${flags[@]}" gpu-driver.c -L"$cuda/lib64/stubs" -lcuda -ldl -lm \
   -o gpu-driver || exit 2

@@ -4,14 +4,18 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The FMA path of the GPU backend: a kernel function (q, k, v, [kv_lens],
-// out) holding one attn.attention becomes a gpu.func plus a host function
-// that launches it. One block per (query block, query head, batch entry);
-// T consecutive lanes share a query row, each holding D/T (at most 32) of its
-// query and Dv/T of its accumulator in registers; K and V tiles are staged
-// through shared memory; the online softmax runs per key in registers with exp2
-// (the scale's log2(e) folded in); keys the band mask and kv_lens hide from the
-// whole query block are never loaded.
+// The GPU backend's kernels: a kernel function (q, k, v, [mask], [bias],
+// [kv_lens], out) holding one attn.attention becomes a gpu.func plus a host
+// function that launches it, one block per (query block, query head, batch
+// entry). Two kernels:
+// - FMA (any float type): T consecutive lanes share a query row, each holding
+//   D/T (at most 32) of its query and Dv/T of its accumulator in registers;
+//   K and V tiles go through shared memory as f32; the online softmax runs per
+//   key in registers with exp2 (log2(e) folded in).
+// - Tensor cores (f16/bf16, `mma`): 4 warps of 16 rows on mma.sync m16n8k16,
+//   the online softmax on the score fragments.
+// In both, keys the band mask and kv_lens hide from the whole query block are
+// never loaded, and key tiles a mask_mod's bounds prove hidden are skipped.
 //
 //===----------------------------------------------------------------------===//
 
