@@ -311,7 +311,7 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     `gpu.module @name_kernels`) and a host `func.func @name` on memrefs that
     flattens its arguments and `gpu.launch_func`s the kernel over
     (ceil(Sq / block-rows), Hq, B) blocks. Kernel arguments: q, k, v,
-    [mask], [bias], [kv_lens], out as 1-D memrefs, then B, Sq and Sk.
+    [mask], [bias], [kv_lens], out as 1-D memrefs, then B, Sq, Sk, Hq and Hkv.
 
     In a block, T consecutive lanes (the fewest powers of two, up to a warp,
     that split D and Dv into slices of at most 32 elements) share a query

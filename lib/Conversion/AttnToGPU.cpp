@@ -134,12 +134,11 @@ private:
 
   /// Offset of element (batch, head, pos, 0) of a flattened [B, H, S, dim]
   /// (or, in BSHD, [B, S, H, dim]) tensor.
-  Value rowOffset(Value batch, Value head, Value pos, int64_t heads, Value seq,
+  Value rowOffset(Value batch, Value head, Value pos, Value heads, Value seq,
                   int64_t dim) {
-    Value outer =
-        op.getLayout() == Layout::BSHD
-            ? m.add(mul(m.add(mul(batch, seq), pos), index(heads)), head)
-            : m.add(mul(m.add(mul(batch, index(heads)), head), seq), pos);
+    Value outer = op.getLayout() == Layout::BSHD
+                      ? m.add(mul(m.add(mul(batch, seq), pos), heads), head)
+                      : m.add(mul(m.add(mul(batch, heads), head), seq), pos);
     return mul(outer, index(dim));
   }
 
@@ -180,6 +179,8 @@ private:
   AttentionOp op;
   KernelShape shape;
   Value kernelBatchCount; // the kernel's B argument
+  // Hq and Hkv: constants when static, else the kernel's arguments.
+  Value qHeadCount, kvHeadCount;
   Value maskKeyStride, biasKeyStride;
 };
 } // namespace
@@ -223,13 +224,11 @@ std::pair<Value, Value> KernelBuilder::broadcastRow(Value operand, Value batch,
                                                     Value sq, Value sk,
                                                     Value rowValid) {
   auto type = cast<ShapedType>(operand.getType());
-  int64_t heads = cast<ShapedType>(op.getQuery().getType())
-                      .getDimSize(getHeadDimPos(op.getLayout()));
   Value batchCount = kernelBatchCount;
   Value safeRow =
       arith::SelectOp::create(b, loc, rowValid, row, m.sub(sq, index(1)));
   // The canonical dims (b, h, i, j): their sizes and this element's index.
-  Value sizes[4] = {batchCount, index(heads), sq, sk};
+  Value sizes[4] = {batchCount, qHeadCount, sq, sk};
   Value indices[4] = {batch, head, safeRow, index(0)};
   int64_t lead = 4 - type.getRank();
   Value offset = index(0), stride = index(1), keyStride = index(0);
@@ -247,8 +246,6 @@ std::pair<Value, Value> KernelBuilder::broadcastRow(Value operand, Value batch,
 void KernelBuilder::stageTile(Value tile, Value source, Value batch,
                               Value kvHead, Value tileStart, Value end,
                               Value sk, int64_t dim, Value tid) {
-  int64_t kvHeads = cast<ShapedType>(op.getKey().getType())
-                        .getDimSize(getHeadDimPos(op.getLayout()));
   Type element = getElementTypeOrSelf(source.getType());
   scf::ForOp::create(
       b, loc, tid, index(shape.kvTile * dim), index(shape.threads()),
@@ -263,7 +260,7 @@ void KernelBuilder::stageTile(Value tile, Value source, Value batch,
         Value safeKey =
             arith::SelectOp::create(b, loc, inside, key, m.sub(end, index(1)));
         Value at =
-            m.add(rowOffset(batch, kvHead, safeKey, kvHeads, sk, dim), c);
+            m.add(rowOffset(batch, kvHead, safeKey, kvHeadCount, sk, dim), c);
         Value value = memref::LoadOp::create(b, loc, source, at);
         Type stored = getElementTypeOrSelf(tile.getType());
         if (element != stored)
@@ -291,6 +288,13 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   kernelBatchCount = arg();
   args.sq = arg();
   args.sk = arg();
+  auto headsOf = [&](Value operand, Value argument) -> Value {
+    int64_t n = cast<ShapedType>(operand.getType())
+                    .getDimSize(getHeadDimPos(op.getLayout()));
+    return ShapedType::isDynamic(n) ? argument : index(n);
+  };
+  qHeadCount = headsOf(op.getQuery(), arg());
+  kvHeadCount = headsOf(op.getKey(), arg());
   args.keyTile = kernel.getWorkgroupAttributions()[0];
   args.valueTile = kernel.getWorkgroupAttributions()[1];
   return args;
@@ -400,11 +404,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Value sq = args.sq, sk = args.sk;
   Value keyTile = args.keyTile, valueTile = args.valueTile;
 
-  Layout layout = op.getLayout();
-  auto qType = cast<ShapedType>(op.getQuery().getType());
-  auto kType = cast<ShapedType>(op.getKey().getType());
-  int64_t heads = qType.getDimSize(getHeadDimPos(layout));
-  int64_t kvHeads = kType.getDimSize(getHeadDimPos(layout));
+  Value heads = qHeadCount;
   int64_t t = shape.threadsPerRow;
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -416,7 +416,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Value i = m.add(qFirst, row);
   Value rowValid =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, sq);
-  Value kvHead = div(head, index(heads / kvHeads));
+  Value kvHead = div(head, div(qHeadCount, kvHeadCount));
   // Mask and bias rows of this row (clamped like its query, so rows past Sq
   // read in bounds), indexed by key below.
   RowOperands rowMasks = rowOperands(args, batch, head, i, rowValid);
@@ -579,11 +579,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   Block &body = kernel.getBody().front();
   b.setInsertionPointToStart(&body);
   KernelArgs args = unpackArgs(kernel);
-  Layout layout = op.getLayout();
-  int64_t heads = cast<ShapedType>(op.getQuery().getType())
-                      .getDimSize(getHeadDimPos(layout));
-  int64_t kvHeads =
-      cast<ShapedType>(op.getKey().getType()).getDimSize(getHeadDimPos(layout));
+  Value heads = qHeadCount;
   Type element = getElementTypeOrSelf(args.q.getType());
   Type f32Type = b.getF32Type();
   int64_t d = shape.headDim, dv = shape.valueDim, bc = shape.kvTile;
@@ -602,7 +598,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   Value group = div(lane, index(4)),
         pairCol = mul(rem(lane, index(4)), index(2));
   Value qFirst = mul(queryBlock, index(shape.blockRows));
-  Value kvHead = div(head, index(heads / kvHeads));
+  Value kvHead = div(head, div(qHeadCount, kvHeadCount));
 
   // This lane's two rows: g and g + 8 of its warp's 16. Rows past Sq read
   // row Sq - 1 (never stored) so every lane takes part in the shuffles.
@@ -812,15 +808,10 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
   StructuredMaskAttrInterface mask = attention.getStructuredMaskAttr();
   if (mask && !isa<CausalMaskAttr, SlidingWindowMaskAttr>(mask))
     return fail("only causal and sliding-window structured masks");
-  Layout layout = attention.getLayout();
   auto q = cast<ShapedType>(attention.getQuery().getType());
-  auto k = cast<ShapedType>(attention.getKey().getType());
   auto v = cast<ShapedType>(attention.getValue().getType());
   if (q.isDynamicDim(3) || v.isDynamicDim(3))
     return fail("head dims must be static");
-  if (q.isDynamicDim(getHeadDimPos(layout)) ||
-      k.isDynamicDim(getHeadDimPos(layout)))
-    return fail("head counts must be static");
   // The kernel's arguments are the function's, in the attention's order.
   SmallVector<Value> expected = {attention.getQuery(), attention.getKey(),
                                  attention.getValue()};
@@ -917,12 +908,13 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
                   UnitAttr::get(ctx));
   OpBuilder b(ctx);
 
-  // Kernel arguments: each tensor flattened to a 1-D memref, then B, Sq, Sk.
+  // Kernel arguments: each tensor flattened to a 1-D memref, then B, Sq, Sk,
+  // Hq and Hkv.
   SmallVector<Type> argTypes;
   for (Type type : func.getArgumentTypes())
     argTypes.push_back(
         MemRefType::get({ShapedType::kDynamic}, getElementTypeOrSelf(type)));
-  argTypes.append(3, b.getIndexType());
+  argTypes.append(5, b.getIndexType());
   auto sharedSpace = gpu::AddressSpaceAttr::get(
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
   // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
@@ -974,11 +966,11 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
   Value q = entry->getArgument(0), k = entry->getArgument(1);
   Value batchCount = dim(q, 0), sq = dim(q, getSeqDimPos(layout)),
         sk = dim(k, getSeqDimPos(layout));
-  operands.append({batchCount, sq, sk});
+  Value heads = dim(q, getHeadDimPos(layout));
+  operands.append({batchCount, sq, sk, heads, dim(k, getHeadDimPos(layout))});
   IndexMath m{b, loc};
   Value rows = m.constant(shape.blockRows);
   Value queryBlocks = arith::CeilDivUIOp::create(b, loc, sq, rows);
-  Value heads = dim(q, getHeadDimPos(layout));
   auto launch = gpu::LaunchFuncOp::create(
       b, loc, kernel, gpu::KernelDim3{queryBlocks, heads, batchCount},
       gpu::KernelDim3{m.constant(shape.threads()), m.constant(1),

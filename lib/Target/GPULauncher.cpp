@@ -143,10 +143,10 @@ int {0}({8}, CUstream stream) {{
   attn_memref_desc memrefs[{5}];
   int64_t sizes[ATTN_NUM_SYMBOLS];
   /* Each tensor as a 1-D memref (allocated, aligned, offset, size, stride),
-   * then B, Sq and Sk. */
+   * then B, Sq, Sk, Hq and Hkv. */
   void *data[{5}];
   int64_t zero = 0, one = 1, numel[{5}];
-  void *params[5 * {5} + 3];
+  void *params[5 * {5} + 5];
   int64_t rows = {10}, blocks;
   CUfunction function;
   int i, d, status = attn_rt_bind_operands_on(
@@ -180,6 +180,8 @@ int {0}({8}, CUstream stream) {{
   params[5 * {5}] = &sizes[ATTN_SYM_B];
   params[5 * {5} + 1] = &sizes[ATTN_SYM_SQ];
   params[5 * {5} + 2] = &sizes[ATTN_SYM_SK];
+  params[5 * {5} + 3] = &sizes[ATTN_SYM_HQ];
+  params[5 * {5} + 4] = &sizes[ATTN_SYM_HKV];
   if (cuLaunchKernel(function, (unsigned)blocks, (unsigned)sizes[ATTN_SYM_HQ],
                      (unsigned)sizes[ATTN_SYM_B], {11}, 1, 1, 0, stream,
                      params, 0) != CUDA_SUCCESS)

@@ -35,16 +35,3 @@ func.func @shared_operand(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>)
       outs(%o : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
   return %0 : tensor<1x1x8x8xf32>
 }
-
-// -----
-
-func.func @dynamic_heads(%q: tensor<1x?x8x8xf32>, %k: tensor<1x?x8x8xf32>,
-                         %v: tensor<1x?x8x8xf32>, %o: tensor<1x?x8x8xf32>)
-    -> tensor<1x?x8x8xf32> {
-  // expected-error @+1 {{attn-convert-to-gpu: head counts must be static}}
-  %0 = attn.attention ins(%q, %k, %v : tensor<1x?x8x8xf32>,
-                          tensor<1x?x8x8xf32>, tensor<1x?x8x8xf32>)
-      outs(%o : tensor<1x?x8x8xf32>) -> tensor<1x?x8x8xf32>
-  return %0 : tensor<1x?x8x8xf32>
-}
-

@@ -8,7 +8,7 @@
 // function flattens its memrefs and launches (ceil(Sq / 32), Hq, B) blocks
 // of 32 rows x 4 lanes.
 // CHECK-LABEL: func.func @causal
-// CHECK-SAME: (%[[Q:.+]]: memref<2x8x?x128xf16>, %[[K:.+]]: memref<2x2x?x128xf16>, %[[V:.+]]: memref<2x2x?x128xf16>, %[[O:.+]]: memref<2x8x?x128xf16>)
+// CHECK-SAME: (%[[Q:[a-z0-9_]+]]: memref<2x8x?x128xf16>, %[[K:[a-z0-9_]+]]: memref<2x2x?x128xf16>, %[[V:[a-z0-9_]+]]: memref<2x2x?x128xf16>, %[[O:[a-z0-9_]+]]: memref<2x8x?x128xf16>)
 // CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
 // CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
 // CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
@@ -17,10 +17,10 @@
 // CHECK: %[[SQ:.+]] = memref.dim %[[Q]], %[[C2]]
 // CHECK: %[[SK:.+]] = memref.dim %[[K]], %[[C2]]
 // CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[SQ]], %[[C32]] : index
-// CHECK: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], %[[C8]], %[[C2]]) threads in (%[[C128]], %{{.+}}, %{{.+}}) args(%[[QF]] : memref<?xf16>, {{.*}}, %[[C2]] : index, %[[SQ]] : index, %[[SK]] : index)
+// CHECK: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], %[[C8]], %[[C2]]) threads in (%[[C128]], %{{.+}}, %{{.+}}) args(%[[QF]] : memref<?xf16>, {{.*}}, %[[C2]] : index, %[[SQ]] : index, %[[SK]] : index, %[[C8]] : index, %[[C2]] : index)
 // The kernel: K and V tiles of 32 keys in shared memory as f32.
 // CHECK: gpu.module @causal_kernels
-// CHECK: gpu.func @causal(%{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: index, %[[KSQ:.+]]: index, %[[KSK:.+]]: index)
+// CHECK: gpu.func @causal(%{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: index, %[[KSQ:[a-z0-9_]+]]: index, %[[KSK:[a-z0-9_]+]]: index, %{{.+}}: index, %{{.+}}: index)
 // CHECK-SAME: workgroup(%[[KT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>, %[[VT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: kernel attributes {attn.block_rows = 32 : i64, known_block_size = array<i32: 128, 1, 1>}
 // Each lane holds 32 of the row's 128 query elements, scaled.
@@ -106,7 +106,7 @@ func.func @causal(%q: tensor<2x8x?x128xf16>, %k: tensor<2x2x?x128xf16>,
 // kv_lens trims each batch entry's key loop; regions are inlined per score;
 // D = 6 fits one lane per row (no shuffle); BSHD addressing.
 // CHECK-LABEL: func.func @regions
-// CHECK: gpu.func @regions(%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[LENS:.+]]: memref<?xi32>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index)
+// CHECK: gpu.func @regions(%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[LENS:[a-z0-9_]+]]: memref<?xi32>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index)
 // CHECK-SAME: known_block_size = array<i32: 32, 1, 1>
 // CHECK: %[[BATCH:.+]] = gpu.block_id z
 // CHECK: %[[LEN:.+]] = memref.load %[[LENS]][%[[BATCH]]] : memref<?xi32>
@@ -150,7 +150,7 @@ func.func @regions(%q: tensor<3x?x2x6xf32>, %k: tensor<3x?x2x6xf32>,
 // each row's offset uses its clamped row index; the bias is added after the
 // scale, the mask hides.
 // CHECK-LABEL: func.func @mask_and_bias
-// CHECK: gpu.func @mask_and_bias(%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[MASK:.+]]: memref<?xi1>, %[[BIAS:.+]]: memref<?xf16>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %[[SQ:.+]]: index, %[[SK:.+]]: index)
+// CHECK: gpu.func @mask_and_bias(%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[MASK:[a-z0-9_]+]]: memref<?xi1>, %[[BIAS:[a-z0-9_]+]]: memref<?xf16>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %[[SQ:[a-z0-9_]+]]: index, %[[SK:[a-z0-9_]+]]: index, %{{.+}}: index, %{{.+}}: index)
 // CHECK: %[[SAFE:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : index
 // CHECK: %[[MROW:.+]] = arith.muli %[[SAFE]], %[[SK]] : index
 // CHECK: %[[BROW:.+]] = arith.addi %[[SAFE]], %{{.+}} : index
@@ -172,4 +172,26 @@ func.func @mask_and_bias(%q: tensor<2x4x?x32xf32>, %k: tensor<2x4x?x32xf32>,
       mask(%m : tensor<?x?xi1>) bias(%bias : tensor<2x1x?x1xf16>)
       outs(%o : tensor<2x4x?x32xf32>) -> tensor<2x4x?x32xf32>
   return %0 : tensor<2x4x?x32xf32>
+}
+
+// -----
+
+// Dynamic head counts come in as arguments: the key/value head of query head
+// h is h / (Hq / Hkv), and the flattened offsets multiply by Hq or Hkv.
+// CHECK-LABEL: func.func @dynamic_heads
+// CHECK-SAME: (%[[Q:[a-z0-9_]+]]: memref<1x?x16x32xf32>, %[[K:[a-z0-9_]+]]: memref<1x?x16x32xf32>
+// CHECK: %[[HQ:.+]] = memref.dim %[[Q]], %{{.+}} : memref<1x?x16x32xf32>
+// CHECK: %[[HKV:.+]] = memref.dim %[[K]], %{{.+}} : memref<1x?x16x32xf32>
+// CHECK: gpu.launch_func @dynamic_heads_kernels::@dynamic_heads blocks in (%{{.+}}, %[[HQ]], %{{.+}}) {{.*}} %[[HQ]] : index, %[[HKV]] : index)
+// CHECK: gpu.func @dynamic_heads({{.*}}, %[[KHQ:[a-z0-9_]+]]: index, %[[KHKV:[a-z0-9_]+]]: index)
+// CHECK: %[[HEAD:.+]] = gpu.block_id y
+// CHECK: %[[GROUP:.+]] = arith.divui %[[KHQ]], %[[KHKV]] : index
+// CHECK: arith.divui %[[HEAD]], %[[GROUP]] : index
+func.func @dynamic_heads(%q: tensor<1x?x16x32xf32>, %k: tensor<1x?x16x32xf32>,
+                         %v: tensor<1x?x16x32xf32>, %o: tensor<1x?x16x32xf32>)
+    -> tensor<1x?x16x32xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x?x16x32xf32>,
+                          tensor<1x?x16x32xf32>, tensor<1x?x16x32xf32>)
+      outs(%o : tensor<1x?x16x32xf32>) -> tensor<1x?x16x32xf32>
+  return %0 : tensor<1x?x16x32xf32>
 }

@@ -235,11 +235,12 @@ static double peakRssMegabytes() {
 
 /// One problem on the GPU: every tensor copied to device memory, and the
 /// kernel's arguments (each tensor as a 1-D memref: allocated and aligned
-/// pointer, offset, size, stride; then B, Sq and Sk).
+/// pointer, offset, size, stride; then B, Sq, Sk, Hq and Hkv).
 struct GPURun {
   std::vector<uint64_t> pointers;
   std::vector<int64_t> sizes;
-  int64_t zero = 0, one = 1, batch = 0, qLen = 0, kvLen = 0;
+  int64_t zero = 0, one = 1, batch = 0, qLen = 0, kvLen = 0, qHeads = 0,
+          kvHeads = 0;
   std::vector<void *> params;
   unsigned grid[3] = {0, 0, 0};
 };
@@ -264,7 +265,10 @@ static llvm::Error prepareGPURun(CUDADevice &device,
   run.batch = sizes[ATTN_SYM_B];
   run.qLen = sizes[ATTN_SYM_SQ];
   run.kvLen = sizes[ATTN_SYM_SK];
-  run.params.insert(run.params.end(), {&run.batch, &run.qLen, &run.kvLen});
+  run.qHeads = sizes[ATTN_SYM_HQ];
+  run.kvHeads = sizes[ATTN_SYM_HKV];
+  run.params.insert(run.params.end(), {&run.batch, &run.qLen, &run.kvLen,
+                                       &run.qHeads, &run.kvHeads});
   run.grid[0] = static_cast<unsigned>((run.qLen + kernel.blockRows - 1) /
                                       kernel.blockRows);
   run.grid[1] = static_cast<unsigned>(sizes[ATTN_SYM_HQ]);

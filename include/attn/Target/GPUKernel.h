@@ -25,8 +25,8 @@ struct GPUTargetOptions {
 };
 
 /// A compiled kernel: the gpu.func `name` (arguments: q, k, v, [mask], [bias],
-/// [kv_lens], out as 1-D memrefs, then B, Sq, Sk), launched over (ceil(Sq /
-/// blockRows), Hq, B) blocks of `threads` threads.
+/// [kv_lens], out as 1-D memrefs, then B, Sq, Sk, Hq, Hkv), launched over
+/// (ceil(Sq / blockRows), Hq, B) blocks of `threads` threads.
 struct GPUKernelBinary {
   std::string ptx, cubin, chip;
   int64_t blockRows = 0, threads = 0;
