@@ -12,9 +12,44 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 using namespace mlir::attn;
+
+llvm::Error mlir::attn::checkGPUTarget(const GPUTargetOptions &options) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTargetMC();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError("no NVPTX backend in this LLVM: " + error);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!subtarget || !subtarget->isCPUStringValid(options.chip))
+    return llvm::createStringError("'" + options.chip +
+                                   "' is not an NVIDIA architecture LLVM "
+                                   "knows (e.g. sm_80, sm_90)");
+  std::string toolkit = getCUDAToolkitPath(options.toolkit);
+  SmallString<256> libdevice(toolkit), ptxas(toolkit);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice");
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  if (!llvm::sys::fs::is_directory(libdevice) ||
+      !llvm::sys::fs::can_execute(ptxas))
+    return llvm::createStringError(
+        "no CUDA toolkit at '" + toolkit +
+        "' (it needs nvvm/libdevice and bin/ptxas; set --cuda-toolkit or "
+        "CUDA_HOME)");
+  return llvm::Error::success();
+}
 
 namespace {
 /// One lowering of a kernel: its binary and how its host function launches
@@ -35,7 +70,12 @@ static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
   auto kernel = cast<func::FuncOp>(builder.clone(*func));
   kernel.setSymName(name);
 
-  PassManager pm(func.getContext());
+  // A failing stage reports its error, not the whole module after it.
+  MLIRContext *ctx = func.getContext();
+  bool printOp = ctx->shouldPrintOpOnDiagnostic();
+  ctx->printOpOnDiagnostic(false);
+  llvm::scope_exit restore([&] { ctx->printOpOnDiagnostic(printOp); });
+  PassManager pm(ctx);
   GPUPipelineOptions pipeline;
   pipeline.chip = options.chip;
   pipeline.toolkit = options.toolkit;

@@ -204,8 +204,9 @@ int main(int argc, char **argv) {
   if (target != "cpu" && target != "nvptx")
     return usageError("unknown --target '" + target +
                       "' (expected cpu or nvptx)");
-  if (target == "nvptx" && !StringRef(chip).starts_with("sm_"))
-    return usageError("--chip '" + chip + "' is not an sm_NN architecture");
+  if (target == "nvptx")
+    if (llvm::Error error = checkGPUTarget(flags.gpuOptions(chip, cudaToolkit)))
+      return usageError("--target nvptx: " + llvm::toString(std::move(error)));
   if (flags.kvTileSize < 0 || flags.queryTileSize < 0)
     return usageError("--kv-tile-size and --query-tile-size must be positive "
                       "(or 0: derived from the L2 cache)");

@@ -399,6 +399,8 @@ int main(int argc, char **argv) {
   if (onGPU) {
     GPUTargetOptions options =
         flags.gpuOptions(chip.empty() ? device->chip() : chip.getValue());
+    if (llvm::Error error = checkGPUTarget(options))
+      return usageError("--target gpu: " + llvm::toString(std::move(error)));
     FailureOr<GPUKernelBinary> binary =
         compileGPUKernel(source->func, "attn_run_kernel", options);
     if (failed(binary))

@@ -11,6 +11,7 @@
 #define ATTN_TARGET_GPUKERNEL_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 
@@ -31,6 +32,10 @@ struct GPUKernelBinary {
   std::string ptx, cubin, chip;
   int64_t blockRows = 0, threads = 0;
 };
+
+/// Checks `options` before compiling: `chip` is an architecture LLVM's NVPTX
+/// backend knows, and the CUDA toolkit has libdevice and ptxas.
+llvm::Error checkGPUTarget(const GPUTargetOptions &options);
 
 /// Lowers a copy of `func` (alone in a new module, renamed `name`) with
 /// attn-gpu-pipeline to PTX, and assembles it to a cubin with the toolkit's
