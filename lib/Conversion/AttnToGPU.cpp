@@ -13,7 +13,10 @@
 //   K and V tiles go through shared memory as f32; the online softmax runs per
 //   key in registers with exp2 (log2(e) folded in).
 // - Tensor cores (f16/bf16, `mma`): 4 warps of 16 rows on mma.sync m16n8k16,
-//   the online softmax on the score fragments.
+//   the online softmax on the score fragments. K and V tiles arrive by
+//   cp.async into padded rows (16 bytes apart per row, so ldmatrix is free of
+//   bank conflicts) and the loads overlap the math as in FlashAttention-2: V
+//   of a tile is copied while Q K^T runs, K of the next tile while P V runs.
 // In both, keys the band mask and kv_lens hide from the whole query block are
 // never loaded, and key tiles a mask_mod's bounds prove hidden are skipped.
 //
@@ -58,6 +61,10 @@ struct KernelShape {
   int64_t threads() const { return mma ? 128 : blockRows * threadsPerRow; }
   int64_t headSlice() const { return headDim / threadsPerRow; }
   int64_t valueSlice() const { return valueDim / threadsPerRow; }
+  /// Elements after each K and V row in shared memory: 16 bytes for the
+  /// tensor cores, so the 8 rows one ldmatrix reads start in 8 different
+  /// bank quads.
+  int64_t rowPadding() const { return mma ? 8 : 0; }
 };
 
 /// Builds the body of the kernel for one attention.
@@ -109,9 +116,11 @@ private:
   /// `initial`; `body` returns one tile's new state. Tiles tileHidden proves
   /// empty are skipped whole: the branch is the block's, so its barriers stay
   /// uniform.
+  /// `skipped` (if given) runs in place of the body of a skipped tile.
   scf::ForOp tileLoop(Value begin, Value end, int64_t tile, ValueRange initial,
                       Value batch, Value head, Value qFirst, Value qEnd,
-                      function_ref<SmallVector<Value>(Value, ValueRange)> body);
+                      function_ref<SmallVector<Value>(Value, ValueRange)> body,
+                      function_ref<void(Value)> skipped = nullptr);
 
   /// D = A B + C for m16n8k16 fragments (A vector<4x2xT>, B vector<2x2xT>,
   /// C and D vector<2x2xf32>): nvgpu.mma.sync for f16; nvvm.mma.sync on the
@@ -172,6 +181,12 @@ private:
   /// past `end` as 0) into the shared `tile` [kvTile, dim].
   void stageTile(Value tile, Value source, Value batch, Value kvHead,
                  Value tileStart, Value end, Value sk, int64_t dim, Value tid);
+  /// The same as one cp.async group of 16-byte copies (rows past `end`
+  /// zero-filled, the tile's element type kept); it lands after a
+  /// cp.async.wait_group and a barrier.
+  void stageTileAsync(Value tile, Value source, Value batch, Value kvHead,
+                      Value tileStart, Value end, Value sk, int64_t dim,
+                      Value tid);
 
   OpBuilder &b;
   Location loc;
@@ -254,8 +269,7 @@ void KernelBuilder::stageTile(Value tile, Value source, Value batch,
         b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
         Value r = div(e, index(dim)), c = rem(e, index(dim));
         Value key = m.add(tileStart, r);
-        Value inside =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, key, end);
+        Value inside = m.slt(key, end);
         // Rows past the end read the last visible key and store 0.
         Value safeKey =
             arith::SelectOp::create(b, loc, inside, key, m.sub(end, index(1)));
@@ -271,6 +285,40 @@ void KernelBuilder::stageTile(Value tile, Value source, Value batch,
         memref::StoreOp::create(b, loc, value, tile, ValueRange{r, c});
         scf::YieldOp::create(b, loc);
       });
+}
+
+void KernelBuilder::stageTileAsync(Value tile, Value source, Value batch,
+                                   Value kvHead, Value tileStart, Value end,
+                                   Value sk, int64_t dim, Value tid) {
+  // 8 elements of 16 bits per copy; each thread takes every threads()-th.
+  constexpr int64_t chunk = 8;
+  int64_t chunksPerRow = dim / chunk, chunks = shape.kvTile * chunksPerRow;
+  int64_t threads = shape.threads();
+  for (int64_t first = 0; first < chunks; first += threads) {
+    OpBuilder::InsertionGuard guard(b);
+    Value e = m.add(tid, index(first));
+    if (first + threads > chunks) {
+      auto inRange = scf::IfOp::create(b, loc, m.slt(e, index(chunks)),
+                                       /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&inRange.getThenRegion().front());
+    }
+    Value r = div(e, index(chunksPerRow)),
+          c = mul(rem(e, index(chunksPerRow)), index(chunk));
+    Value key = m.add(tileStart, r);
+    Value inside = m.slt(key, end);
+    // Rows past the end copy nothing from the last visible key: zeros.
+    Value safeKey =
+        arith::SelectOp::create(b, loc, inside, key, m.sub(end, index(1)));
+    Value at =
+        m.add(rowOffset(batch, kvHead, safeKey, kvHeadCount, sk, dim), c);
+    Value count =
+        arith::SelectOp::create(b, loc, inside, index(chunk), index(0));
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
+        ValueRange{r, c}, source, ValueRange{at}, b.getIndexAttr(chunk), count,
+        /*bypassL1=*/b.getUnitAttr());
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
 KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
@@ -369,7 +417,8 @@ Value KernelBuilder::tileHidden(Value batch, Value head, Value qFirst,
 scf::ForOp KernelBuilder::tileLoop(
     Value begin, Value end, int64_t tile, ValueRange initial, Value batch,
     Value head, Value qFirst, Value qEnd,
-    function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    function_ref<SmallVector<Value>(Value, ValueRange)> body,
+    function_ref<void(Value)> skipped) {
   return scf::ForOp::create(
       b, loc, begin, end, index(tile), initial,
       [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
@@ -384,7 +433,12 @@ scf::ForOp KernelBuilder::tileLoop(
         auto branch = scf::IfOp::create(
             b, loc, hidden,
             [&](OpBuilder &tb, Location) {
-              scf::YieldOp::create(tb, loc, state);
+              OpBuilder::InsertionGuard inner(b);
+              b.setInsertionPoint(tb.getInsertionBlock(),
+                                  tb.getInsertionPoint());
+              if (skipped)
+                skipped(tileStart);
+              scf::YieldOp::create(b, loc, state);
             },
             [&](OpBuilder &eb, Location) {
               OpBuilder::InsertionGuard inner(b);
@@ -414,8 +468,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Value row = div(tid, index(t)), lane = rem(tid, index(t));
   Value qFirst = mul(queryBlock, index(shape.blockRows));
   Value i = m.add(qFirst, row);
-  Value rowValid =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, sq);
+  Value rowValid = m.slt(i, sq);
   Value kvHead = div(head, div(qHeadCount, kvHeadCount));
   // Mask and bias rows of this row (clamped like its query, so rows past Sq
   // read in bounds), indexed by key below.
@@ -584,7 +637,6 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   Type f32Type = b.getF32Type();
   int64_t d = shape.headDim, dv = shape.valueDim, bc = shape.kvTile;
   auto fragA = VectorType::get({4, 2}, element);
-  auto fragB = VectorType::get({2, 2}, element);
   auto fragC = VectorType::get({2, 2}, f32Type);
   auto pair = VectorType::get({2}, element);
   Value negInf = f32(-std::numeric_limits<float>::infinity());
@@ -607,8 +659,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   for (int r = 0; r < 2; ++r) {
     rows[r] =
         m.add(m.add(qFirst, mul(warp, index(16))), m.add(group, index(8 * r)));
-    valid[r] = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rows[r],
-                                     args.sq);
+    valid[r] = m.slt(rows[r], args.sq);
     safe[r] = arith::SelectOp::create(b, loc, valid[r], rows[r],
                                       m.sub(args.sq, index(1)));
     rowMasks[r] = rowOperands(args, batch, head, rows[r], valid[r]);
@@ -647,32 +698,77 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(fragC, 0.0f));
   SmallVector<Value> initial = {negInf, negInf, zero, zero};
   initial.append(dv / 8, zeroFrag);
+
+  // K and V tiles by cp.async, one group in flight at a time. K of a tile is
+  // in flight when its iteration starts (unless the tile is skipped: then it
+  // was never asked for), V is fetched while Q K^T runs.
+  auto fetchKeys = [&](Value tileStart) {
+    Value wanted = m.slt(tileStart, end);
+    if (Value hidden = tileHidden(batch, head, qFirst, qEnd, tileStart,
+                                  min(end, m.add(tileStart, index(bc)))))
+      wanted = m.both(
+          wanted, arith::XOrIOp::create(b, loc, hidden, m.constantBool(true)));
+    auto fetch = scf::IfOp::create(b, loc, wanted, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&fetch.getThenRegion().front());
+    stageTileAsync(args.keyTile, args.k, batch, kvHead, tileStart, end, args.sk,
+                   d, tid);
+  };
+  auto landTile = [&] {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    gpu::BarrierOp::create(b, loc);
+  };
+  // ldmatrix addresses: lane l names row l % 8 of matrix l / 8.
+  Value laneRow = rem(lane, index(8)), laneMatrix = div(lane, index(8));
+  auto ldmatrix = [&](Value tile, Value row, Value col, int64_t tiles,
+                      bool transpose) {
+    return nvgpu::LdMatrixOp::create(b, loc,
+                                     VectorType::get({tiles, 2}, element), tile,
+                                     ValueRange{row, col}, transpose, tiles);
+  };
+  // The B fragments (2 registers) held by an x4 load.
+  auto fragmentPair = [&](Value fragments, int64_t which) {
+    Value pair = arith::ConstantOp::create(
+        b, loc,
+        DenseElementsAttr::get(VectorType::get({2, 2}, element),
+                               b.getFloatAttr(element, 0.0)));
+    for (int64_t row = 0; row < 2; ++row)
+      pair = vector::InsertOp::create(
+          b, loc,
+          vector::ExtractOp::create(b, loc, fragments,
+                                    ArrayRef<int64_t>{2 * which + row}),
+          pair, ArrayRef<int64_t>{row});
+    return pair;
+  };
+
+  fetchKeys(begin);
   auto tiles = tileLoop(
       begin, end, bc, initial, batch, head, qFirst, qEnd,
       [&](Value tileStart, ValueRange state) -> SmallVector<Value> {
-        gpu::BarrierOp::create(b, loc);
-        stageTile(args.keyTile, args.k, batch, kvHead, tileStart, end, args.sk,
-                  d, tid);
-        stageTile(args.valueTile, args.v, batch, kvHead, tileStart, end,
-                  args.sk, dv, tid);
-        gpu::BarrierOp::create(b, loc);
+        landTile();
+        stageTileAsync(args.valueTile, args.v, batch, kvHead, tileStart, end,
+                       args.sk, dv, tid);
 
-        // S = Q K^T, 8 keys per fragment: B[k][n] = K[key n][d k].
+        // S = Q K^T, 8 keys per fragment: B[k][n] = K[key n][d k], K's rows
+        // as stored; one x4 ldmatrix takes two 16-wide steps of D.
         SmallVector<Value> logits; // [nb][r][c], flattened
         for (int64_t nb = 0; nb < bc / 8; ++nb) {
-          Value key = m.add(group, index(nb * 8));
+          Value key = m.add(laneRow, index(nb * 8));
           Value acc = zeroFrag;
-          for (int64_t ks = 0; ks < d / 16; ++ks) {
-            Value frag = arith::ConstantOp::create(
-                b, loc,
-                DenseElementsAttr::get(fragB, b.getFloatAttr(element, 0.0)));
-            for (int64_t part = 0; part < 2; ++part) {
-              Value two = vector::LoadOp::create(
-                  b, loc, pair, args.keyTile,
-                  ValueRange{key, m.add(pairCol, index(ks * 16 + 8 * part))});
-              frag = vector::InsertOp::create(b, loc, two, frag, part);
+          for (int64_t ks = 0; ks < d / 16; ks += 2) {
+            if (ks + 1 < d / 16) {
+              Value both =
+                  ldmatrix(args.keyTile, key,
+                           m.add(mul(laneMatrix, index(8)), index(ks * 16)), 4,
+                           /*transpose=*/false);
+              acc = mmaSync(queryFrags[ks], fragmentPair(both, 0), acc);
+              acc = mmaSync(queryFrags[ks + 1], fragmentPair(both, 1), acc);
+              continue;
             }
-            acc = mmaSync(queryFrags[ks], frag, acc);
+            Value col =
+                m.add(mul(rem(laneMatrix, index(2)), index(8)), index(ks * 16));
+            acc = mmaSync(queryFrags[ks],
+                          ldmatrix(args.keyTile, key, col, 2, false), acc);
           }
           for (int64_t r = 0; r < 2; ++r)
             for (int64_t c = 0; c < 2; ++c) {
@@ -683,9 +779,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                   scale);
               Value j = m.add(tileStart, m.add(pairCol, index(nb * 8 + c)));
               // Keys past the tile's end are padding.
-              Value inside = m.both(
-                  valid[r], arith::CmpIOp::create(
-                                b, loc, arith::CmpIPredicate::slt, j, end));
+              Value inside = m.both(valid[r], m.slt(j, end));
               logits.push_back(maskedLogit(args, rowMasks[r], score, batch,
                                            head, rows[r], j, inside));
             }
@@ -722,12 +816,20 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           next[r] = newMax[r];
           next[2 + r] = sum;
         }
+
+        // V has landed and every warp is done with K: fetch the next K.
+        landTile();
+        fetchKeys(m.add(tileStart, index(bc)));
+
         // Rescale the output rows, then O += P V: P's fragments are the
-        // score fragments of 2 adjacent key blocks, B[k][n] = V[key k][n].
+        // score fragments of 2 adjacent key blocks, B[k][n] = V[key k][n],
+        // transposed out of V's rows by ldmatrix.trans, two 8-wide steps of
+        // Dv per x4 load.
         Value alphas = vector::FromElementsOp::create(
             b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
         for (int64_t nv = 0; nv < dv / 8; ++nv)
           next[4 + nv] = arith::MulFOp::create(b, loc, state[4 + nv], alphas);
+        Value keyHalf = mul(rem(laneMatrix, index(2)), index(8));
         for (int64_t ks = 0; ks < bc / 16; ++ks) {
           SmallVector<Value> parts;
           for (int64_t half = 0; half < 2; ++half)
@@ -736,21 +838,26 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                 parts.push_back(arith::TruncFOp::create(
                     b, loc, element, probs[(2 * ks + half) * 4 + r * 2 + c]));
           Value probFrag = vector::FromElementsOp::create(b, loc, fragA, parts);
-          for (int64_t nv = 0; nv < dv / 8; ++nv) {
-            SmallVector<Value> values;
-            for (int64_t part = 0; part < 2; ++part)
-              for (int64_t c = 0; c < 2; ++c)
-                values.push_back(memref::LoadOp::create(
-                    b, loc, args.valueTile,
-                    ValueRange{m.add(pairCol, index(ks * 16 + 8 * part + c)),
-                               m.add(group, index(nv * 8))}));
-            Value valueFrag =
-                vector::FromElementsOp::create(b, loc, fragB, values);
-            next[4 + nv] = mmaSync(probFrag, valueFrag, next[4 + nv]);
+          Value key = m.add(m.add(laneRow, keyHalf), index(ks * 16));
+          for (int64_t nv = 0; nv < dv / 8; nv += 2) {
+            if (nv + 1 < dv / 8) {
+              Value col = m.add(mul(div(laneMatrix, index(2)), index(8)),
+                                index(nv * 8));
+              Value both =
+                  ldmatrix(args.valueTile, key, col, 4, /*transpose=*/true);
+              for (int64_t which = 0; which < 2; ++which)
+                next[4 + nv + which] = mmaSync(
+                    probFrag, fragmentPair(both, which), next[4 + nv + which]);
+              continue;
+            }
+            next[4 + nv] = mmaSync(
+                probFrag, ldmatrix(args.valueTile, key, index(nv * 8), 2, true),
+                next[4 + nv]);
           }
         }
         return next;
-      });
+      },
+      [&](Value tileStart) { fetchKeys(m.add(tileStart, index(bc))); });
 
   // out = O / sum (the row's 4 lanes' partial sums), 0 for a row that saw
   // no key (NaN stays NaN).
@@ -860,9 +967,9 @@ static FailureOr<KernelShape> chooseShape(AttentionOp op, int64_t blockRows,
     // 4 warps of 16 rows; key tiles in whole 16-key steps of f16 that fit.
     KernelShape shape{64, 4, kvTile, d, dv};
     shape.mma = true;
-    shape.kvTile =
-        std::min<int64_t>(std::max<int64_t>(16, kvTile / 16 * 16),
-                          kStaticSharedBytes / ((d + dv) * 2) / 16 * 16);
+    int64_t rowBytes = (d + dv + 2 * shape.rowPadding()) * 2;
+    shape.kvTile = std::min<int64_t>(std::max<int64_t>(16, kvTile / 16 * 16),
+                                     kStaticSharedBytes / rowBytes / 16 * 16);
     return shape;
   }
   int64_t lanes = 0, fallback = 1;
@@ -921,8 +1028,9 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
   Type tileElement =
       shape.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
   auto tileType = [&](int64_t dim) {
-    return MemRefType::get({shape.kvTile, dim}, tileElement,
-                           MemRefLayoutAttrInterface(), sharedSpace);
+    return MemRefType::get({shape.kvTile, dim + shape.rowPadding()},
+                           tileElement, MemRefLayoutAttrInterface(),
+                           sharedSpace);
   };
   b.setInsertionPointToEnd(module.getBody());
   auto gpuModule =
@@ -932,6 +1040,11 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
       b, loc, func.getSymName(), b.getFunctionType(argTypes, {}),
       TypeRange{tileType(shape.headDim), tileType(shape.valueDim)});
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  // cp.async and ldmatrix move 16 bytes at a time.
+  if (shape.mma)
+    for (unsigned tile = 0; tile < 2; ++tile)
+      kernel.setWorkgroupAttributionAttr(
+          tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(shape.threads()), 1, 1}));
   // What a launcher needs: grid (ceil(Sq / block_rows), Hq, B).
@@ -977,6 +1090,8 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
                       m.constant(1)},
       /*dynamicSharedMemorySize=*/Value(), operands);
   launch->setAttr("attn.block_rows", b.getI64IntegerAttr(shape.blockRows));
+  // What the launcher checks of K and V before the kernel copies them.
+  launch->setAttr("attn.kv_alignment", b.getI64IntegerAttr(shape.mma ? 16 : 1));
   func::ReturnOp::create(b, loc);
   b.setInsertionPoint(func);
   b.insert(host);

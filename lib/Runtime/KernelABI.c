@@ -131,7 +131,8 @@ ATTN_RT_API const char *attn_rt_status_string(int32_t status) {
   case ATTN_ERR_HEADS:
     return "query heads are not a positive multiple of key/value heads";
   case ATTN_ERR_ALIGNMENT:
-    return "tensor data is not aligned to its element size";
+    return "tensor data is not aligned to its element size (K and V of a "
+           "tensor-core GPU kernel: to 16 bytes)";
   case ATTN_ERR_NO_DEVICE:
     return "no CUDA driver or device (cuInit or the device's context failed)";
   case ATTN_ERR_MODULE:

@@ -56,7 +56,7 @@ namespace {
 /// it.
 struct LoweredKernel {
   std::string binary;
-  int64_t threads, blockRows;
+  int64_t threads, blockRows, kvAlignment;
 };
 } // namespace
 
@@ -91,15 +91,20 @@ static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
   gpu::LaunchFuncOp launch;
   module->walk([&](gpu::LaunchFuncOp op) { launch = op; });
   APInt threads;
-  auto rows =
-      launch ? launch->getAttrOfType<IntegerAttr>("attn.block_rows") : nullptr;
+  auto attr = [&](StringRef name) {
+    return launch ? launch->getAttrOfType<IntegerAttr>(name) : nullptr;
+  };
+  IntegerAttr rows = attr("attn.block_rows"),
+              alignment = attr("attn.kv_alignment");
   if (!binary || binary.getObjects().size() != 1 || !launch || !rows ||
+      !alignment ||
       !matchPattern(launch.getBlockSizeX(), m_ConstantInt(&threads)))
     return module->emitError()
            << "attn-gpu-pipeline did not produce one binary and its launch";
   auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
   return LoweredKernel{object.getObject().getValue().str(),
-                       threads.getSExtValue(), rows.getInt()};
+                       threads.getSExtValue(), rows.getInt(),
+                       alignment.getInt()};
 }
 
 FailureOr<GPUKernelBinary>
@@ -111,6 +116,6 @@ mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
   auto cubin = lowerToBinary(func, name, options, "bin");
   if (failed(cubin))
     return failure();
-  return GPUKernelBinary{ptx->binary, cubin->binary, options.chip,
-                         ptx->blockRows, ptx->threads};
+  return GPUKernelBinary{ptx->binary,    cubin->binary, options.chip,
+                         ptx->blockRows, ptx->threads,  ptx->kvAlignment};
 }

@@ -153,6 +153,10 @@ int {0}({8}, CUstream stream) {{
       kDLCUDA, tensors, {0}_descs, {5}, {0}_static_sizes, memrefs, sizes);
   if (status != ATTN_OK)
     return status;
+  /* The kernel copies K and V in chunks of this many bytes. */
+  if ((uintptr_t)memrefs[1].aligned % {12} ||
+      (uintptr_t)memrefs[2].aligned % {12})
+    return ATTN_ERR_ALIGNMENT;
   /* Nothing to compute: CUDA refuses empty grids. */
   if (sizes[ATTN_SYM_B] == 0 || sizes[ATTN_SYM_HQ] == 0 ||
       sizes[ATTN_SYM_SQ] == 0 || sizes[ATTN_SYM_DV] == 0)
@@ -194,5 +198,6 @@ const char *{0}_error_string(int code) {{
 }
 )",
       name, kABIHeader, source, /*unused=*/"", byteArray(binary.cubin), n,
-      descs, staticSizes, params, tensors, binary.blockRows, binary.threads);
+      descs, staticSizes, params, tensors, binary.blockRows, binary.threads,
+      binary.kvAlignment);
 }

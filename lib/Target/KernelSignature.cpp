@@ -205,7 +205,7 @@ enum {{
   {5}_ERR_SHAPE_MISMATCH = 6, /* sizes disagree between arguments */
   {5}_ERR_STRIDES = 7,        /* not compact row-major */
   {5}_ERR_HEADS = 8,          /* Hq is not a positive multiple of Hkv */
-  {5}_ERR_ALIGNMENT = 9{9}      /* data not aligned to its element size */{11}
+  {5}_ERR_ALIGNMENT = 9{9}      /* data not aligned to its element size{12} */{11}
 };
 
 #ifdef __cplusplus
@@ -221,7 +221,10 @@ enum {{
              "tensors' device's primary context when there "
              "is\n * none); the call does not wait for it."
            : "",
-      cuda ? "," : " ", cuda ? ", all on one device" : "", gpuCodes);
+      cuda ? "," : " ", cuda ? ", all on one device" : "", gpuCodes,
+      cuda ? "\n                                 (K and V of a tensor-core "
+             "kernel: 16 bytes)"
+           : "");
 }
 
 SmallVector<std::string> mlir::attn::kernelLinkFlags() {

@@ -62,22 +62,39 @@
 // SIZES-SAME: known_block_size = array<i32: 64, 1, 1>
 // BADROWS: error: attn-convert-to-gpu: block-rows must be in [1, 1024] and kv-tile-size positive, got 0 and 32
 // mma=true: the f16 attention runs on tensor cores: 4 warps of 16 rows
-// (grid ceil(Sq / 64)), f16 K/V tiles of whole 16-key steps (40 -> 32), the
-// query as 8 A fragments, S = Q K^T as 4 (8-key) x 8 (16-dim) mma.sync,
-// O += P V as 2 (16-key) x 16 (8-dim) mma.sync.
+// (grid ceil(Sq / 64)), f16 K/V tiles of whole 16-key steps (40 -> 32) in
+// rows padded by 8 elements and aligned to 16 bytes (the launcher checks K
+// and V are too), the query as 8 A fragments. K of the first tile is fetched
+// by cp.async (32 x 128 / 8 = 512 copies of 16 bytes, 4 per thread) before
+// the loop; V of a tile while S = Q K^T runs, as 4 (8-key) x 8 (16-dim)
+// mma.sync on K fragments of ldmatrix; K of the next tile while O += P V runs
+// as 2 (16-key) x 16 (8-dim) mma.sync on V fragments of ldmatrix.trans.
 // MMA-LABEL: func.func @causal
 // MMA-DAG: %[[C64:.+]] = arith.constant 64 : index
 // MMA-DAG: %[[C128:.+]] = arith.constant 128 : index
 // MMA: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C64]] : index
-// MMA: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C128]], {{.*}}) {{.*}} {attn.block_rows = 64 : i64}
-// MMA: gpu.func @causal({{.*}}) workgroup(%{{.+}} : memref<32x128xf16, #gpu.address_space<workgroup>>, %{{.+}} : memref<32x128xf16, #gpu.address_space<workgroup>>)
+// MMA: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C128]], {{.*}}) {{.*}} {attn.block_rows = 64 : i64, attn.kv_alignment = 16 : i64}
+// MMA: gpu.func @causal({{.*}}) workgroup(%[[KT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // MMA-SAME: attn.block_rows = 64 : i64, known_block_size = array<i32: 128, 1, 1>
 // MMA-COUNT-32: vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<2xf16>
+// MMA: scf.if
+// MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[KT]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// MMA-NEXT: nvvm.cp.async.commit.group
 // MMA: scf.for
+// MMA-NEXT: nvvm.cp.async.wait.group 0
+// MMA-NEXT: gpu.barrier
+// MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[VT]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// MMA-NEXT: nvvm.cp.async.commit.group
+// MMA: nvgpu.ldmatrix %[[KT]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
 // MMA-COUNT-32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // The row max over a row's 4 lanes.
 // MMA: gpu.shuffle xor
 // MMA: arith.maximumf
+// MMA: nvvm.cp.async.wait.group 0
+// MMA-NEXT: gpu.barrier
+// MMA: scf.if
+// MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[KT]]
+// MMA: nvgpu.ldmatrix %[[VT]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = true}
 // MMA-COUNT-32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // MMA: scf.yield
 // Each row's sum over its 4 lanes, then stored 2 elements at a time.

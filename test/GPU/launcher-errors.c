@@ -4,11 +4,13 @@
 // which answers every call with CUDA_ERROR_STUB_LIBRARY). It rejects every
 // malformed argument with its code before touching CUDA, and a well-formed
 // call on a machine without a usable driver with FLASH_ERR_NO_DEVICE; it
-// never crashes.
+// never crashes. The tensor-core kernel (flash_tc) copies K and V 16 bytes
+// at a time: data aligned to its element but not to 16 bytes is refused.
 
 // RUN: rm -rf %t && mkdir -p %t/stub
 // RUN: attn-compile --target nvptx --spec "b=1,hq=4,hkv=2,sq=64,d=32,dtype=f16,mask=causal" --name flash -o %t
-// RUN: %cc -std=c11 -Wall -Wextra -Werror -I%cuda_toolkit/include -I%t %s %t/flash_launch.c -L%cuda_toolkit/lib64/stubs -lcuda -lpthread -o %t/driver
+// RUN: attn-compile --target nvptx --mma --spec "b=1,hq=4,hkv=2,sq=64,d=32,dtype=f16,mask=causal" --name flash_tc -o %t
+// RUN: %cc -std=c11 -Wall -Wextra -Werror -I%cuda_toolkit/include -I%t %s %t/flash_launch.c %t/flash_tc_launch.c -L%cuda_toolkit/lib64/stubs -lcuda -lpthread -o %t/driver
 // RUN: ln -sf %cuda_toolkit/lib64/stubs/libcuda.so %t/stub/libcuda.so.1
 // RUN: env LD_LIBRARY_PATH=%t/stub %t/driver | FileCheck %s
 
@@ -21,9 +23,14 @@
 // CHECK-NEXT: non-compact strides: 7
 // CHECK-NEXT: misaligned data: 9
 // CHECK-NEXT: no driver: 10 (no CUDA driver or device
+// CHECK-NEXT: k 8 bytes in, tensor cores: 9 (tensor data is not aligned
+// CHECK-NEXT: k 8 bytes in, fma: 10
+// CHECK-NEXT: v 8 bytes in, tensor cores: 9
+// CHECK-NEXT: tensor cores, aligned: 10
 // CHECK-NEXT: error string of 99: unknown attn status code
 
 #include "flash.h"
+#include "flash_tc.h"
 
 #include <stdio.h>
 
@@ -77,6 +84,14 @@ int main(void) {
   bad.byte_offset = 1;
   report("misaligned data", flash(&bad, &k, &v, &out, NULL));
   report("no driver", flash(&q, &k, &v, &out, NULL));
+  bad = k;
+  bad.byte_offset = 8;
+  report("k 8 bytes in, tensor cores", flash_tc(&q, &bad, &v, &out, NULL));
+  report("k 8 bytes in, fma", flash(&q, &bad, &v, &out, NULL));
+  bad = v;
+  bad.byte_offset = 8;
+  report("v 8 bytes in, tensor cores", flash_tc(&q, &k, &bad, &out, NULL));
+  report("tensor cores, aligned", flash_tc(&q, &k, &v, &out, NULL));
   printf("error string of 99: %s\n", flash_error_string(99));
   return 0;
 }

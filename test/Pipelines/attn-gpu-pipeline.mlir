@@ -3,9 +3,10 @@
 // The whole pipeline embeds PTX for the chip (libdevice from the toolkit):
 // RUN: %if ptxas %{ attn-opt %s --attn-gpu-pipeline="chip=sm_80 mma=true toolkit=%cuda_toolkit" | FileCheck %s --check-prefix=PTX %}
 
-// The kernel in the NVVM dialect (thread and block ids, the barrier around
-// K/V staging, tensor-core mma.sync, the row reductions as shuffles, exp2 and
-// tanh as libdevice calls); the host function still launches it.
+// The kernel in the NVVM dialect (thread and block ids, K/V staging by
+// cp.async and a barrier, ldmatrix, tensor-core mma.sync, the row reductions
+// as shuffles, exp2 and tanh as libdevice calls); the host function still
+// launches it.
 // NVVM-LABEL: func.func @softcap_causal
 // NVVM: gpu.launch_func @softcap_causal_kernels::@softcap_causal
 // NVVM: gpu.module @softcap_causal_kernels
@@ -14,7 +15,11 @@
 // NVVM-SAME: nvvm.kernel
 // NVVM-SAME: nvvm.maxntid = array<i32: 128, 1, 1>
 // NVVM: nvvm.read.ptx.sreg.tid.x
+// NVVM: nvvm.cp.async.shared.global
+// NVVM: nvvm.cp.async.commit.group
+// NVVM: nvvm.cp.async.wait.group 0
 // NVVM: nvvm.barrier0
+// NVVM: nvvm.ldmatrix
 // NVVM: nvvm.mma.sync
 // NVVM: llvm.call @__nv_tanhf
 // NVVM: nvvm.shfl.sync bfly
@@ -22,6 +27,8 @@
 // PTX: gpu.binary @softcap_causal_kernels
 // PTX-SAME: chip = "sm_80"
 // PTX-SAME: .target sm_80
+// PTX-SAME: cp.async.cg.shared.global
+// PTX-SAME: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // PTX-SAME: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 func.func @softcap_causal(%q: tensor<1x4x?x64xf16>, %k: tensor<1x4x?x64xf16>,
                           %v: tensor<1x4x?x64xf16>, %o: tensor<1x4x?x64xf16>)

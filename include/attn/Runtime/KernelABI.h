@@ -28,7 +28,9 @@ enum attn_status {
   ATTN_ERR_SHAPE_MISMATCH = 6, /* sizes disagree between operands */
   ATTN_ERR_STRIDES = 7,        /* not compact row-major */
   ATTN_ERR_HEADS = 8,          /* query heads not a multiple of kv heads */
-  ATTN_ERR_ALIGNMENT = 9,      /* data pointer not aligned to its element */
+  ATTN_ERR_ALIGNMENT = 9,      /* data pointer not aligned to its element
+                                  (GPU launchers: K and V as the kernel
+                                  copies them) */
   /* GPU launchers only. */
   ATTN_ERR_NO_DEVICE = 10, /* no CUDA driver or device */
   ATTN_ERR_MODULE = 11,    /* the kernel's cubin did not load */

@@ -31,6 +31,9 @@ struct GPUTargetOptions {
 struct GPUKernelBinary {
   std::string ptx, cubin, chip;
   int64_t blockRows = 0, threads = 0;
+  /// The alignment in bytes the kernel needs of K and V data (16 where
+  /// cp.async copies them).
+  int64_t kvAlignment = 1;
 };
 
 /// Checks `options` before compiling: `chip` is an architecture LLVM's NVPTX

@@ -27,6 +27,10 @@ struct IndexMath {
   Value sub(Value x, Value y) {
     return arith::SubIOp::create(b, loc, x, y).getResult();
   }
+  Value slt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y)
+        .getResult();
+  }
   Value sle(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
         .getResult();
