@@ -98,7 +98,8 @@ private:
                           Value i, Value rowValid);
 
   /// The base-2 logit of one scaled score of row i and key j: score_mod,
-  /// bias, then every mask (and `visible`); -inf where hidden.
+  /// bias, then every mask (and `visible`); -inf where hidden. A null
+  /// `visible` says the key is in a tile the block sees whole: no mask.
   Value maskedLogit(const KernelArgs &args, const RowOperands &row, Value score,
                     Value batch, Value head, Value i, Value j, Value visible);
 
@@ -112,15 +113,25 @@ private:
   Value tileHidden(Value batch, Value head, Value qFirst, Value qEnd,
                    Value keyFirst, Value keyEnd);
 
+  /// The keys of one query block [qFirst, qEnd): those some row may see,
+  /// [begin, end) (by the band mask and kv_lens), and within them those
+  /// every row sees, [wholeBegin, wholeEnd) (null when a mask tensor or a
+  /// mask_mod may hide any key).
+  struct BlockKeys {
+    Value qFirst, qEnd, begin, end, wholeBegin, wholeEnd;
+  };
+  BlockKeys blockKeys(const KernelArgs &args, Value batch, Value qFirst);
+
   /// The loop over key tiles [begin, end) in steps of `tile`, carrying
-  /// `initial`; `body` returns one tile's new state. Tiles tileHidden proves
-  /// empty are skipped whole: the branch is the block's, so its barriers stay
-  /// uniform.
-  /// `skipped` (if given) runs in place of the body of a skipped tile.
-  scf::ForOp tileLoop(Value begin, Value end, int64_t tile, ValueRange initial,
-                      Value batch, Value head, Value qFirst, Value qEnd,
-                      function_ref<SmallVector<Value>(Value, ValueRange)> body,
-                      function_ref<void(Value)> skipped = nullptr);
+  /// `initial`; `body` returns one tile's new state, told whether the block
+  /// sees the tile whole (then it needs no per-score mask). Tiles tileHidden
+  /// proves empty are skipped: `skipped` (if given) runs instead of the body.
+  /// Both branches are the block's, so barriers in them stay uniform.
+  scf::ForOp
+  tileLoop(const BlockKeys &keys, int64_t tile, ValueRange initial, Value batch,
+           Value head,
+           function_ref<SmallVector<Value>(Value, ValueRange, bool)> body,
+           function_ref<void(Value)> skipped = nullptr);
 
   /// D = A B + C for m16n8k16 fragments (A vector<4x2xT>, B vector<2x2xT>,
   /// C and D vector<2x2xf32>): nvgpu.mma.sync for f16; nvvm.mma.sync on the
@@ -375,6 +386,9 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
       bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
     score = arith::AddFOp::create(b, loc, score, bias);
   }
+  Value logit = arith::MulFOp::create(b, loc, score, f32(M_LOG2E));
+  if (!visible)
+    return logit;
   visible = m.both(visible, structuredVisible(i, j, args.sq, args.sk));
   if (args.mask)
     visible = m.both(
@@ -383,9 +397,8 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
                      ValueRange{m.add(row.maskRow, mul(j, maskKeyStride))}));
   if (!maskMod.empty())
     visible = m.both(visible, inlineRegion(b, maskMod, {batch, head, i, j}));
-  return arith::SelectOp::create(
-      b, loc, visible, arith::MulFOp::create(b, loc, score, f32(M_LOG2E)),
-      f32(-std::numeric_limits<float>::infinity()));
+  return arith::SelectOp::create(b, loc, visible, logit,
+                                 f32(-std::numeric_limits<float>::infinity()));
 }
 
 Value KernelBuilder::combineLanes(Value value, int64_t lanes, bool max) {
@@ -414,39 +427,91 @@ Value KernelBuilder::tileHidden(Value batch, Value head, Value qFirst,
   return succeeded(bounds) ? bounds->hidesAll : Value();
 }
 
+KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
+                                                  Value batch, Value qFirst) {
+  BlockKeys keys;
+  keys.qFirst = qFirst;
+  keys.qEnd = min(m.add(qFirst, index(shape.blockRows)), args.sq);
+  std::tie(keys.begin, keys.end) =
+      visibleKeys(keys.qFirst, keys.qEnd, args.sq, args.sk);
+  if (args.lens) {
+    Value len = memref::LoadOp::create(b, loc, args.lens, batch);
+    keys.end =
+        max(min(keys.end,
+                arith::IndexCastOp::create(b, loc, b.getIndexType(), len)),
+            keys.begin);
+  }
+  if (args.mask || !op.getMaskMod().empty())
+    return keys;
+  // The band seen by the first row ends first, the last row's starts last.
+  Value wholeBegin = keys.begin, wholeEnd = keys.end;
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  auto shiftOf = [&](Alignment alignment) {
+    return alignment == Alignment::BottomRight ? m.sub(args.sk, args.sq)
+                                               : index(0);
+  };
+  Value lastRow = m.sub(keys.qEnd, index(1));
+  if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask)) {
+    wholeEnd = m.add(m.add(qFirst, shiftOf(causal.getAlignment())), index(1));
+  } else if (auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask)) {
+    Value shift = shiftOf(window.getAlignment());
+    wholeBegin = m.sub(m.add(lastRow, shift), index(window.getLeft()));
+    wholeEnd =
+        m.add(m.add(m.add(qFirst, shift), index(window.getRight())), index(1));
+  }
+  keys.wholeBegin = min(max(wholeBegin, keys.begin), keys.end);
+  keys.wholeEnd = max(min(wholeEnd, keys.end), keys.wholeBegin);
+  return keys;
+}
+
 scf::ForOp KernelBuilder::tileLoop(
-    Value begin, Value end, int64_t tile, ValueRange initial, Value batch,
-    Value head, Value qFirst, Value qEnd,
-    function_ref<SmallVector<Value>(Value, ValueRange)> body,
+    const BlockKeys &keys, int64_t tile, ValueRange initial, Value batch,
+    Value head, function_ref<SmallVector<Value>(Value, ValueRange, bool)> body,
     function_ref<void(Value)> skipped) {
+  // Ends the region at `bb` with a yield of what `fill` builds there.
+  auto yieldFrom = [&](OpBuilder &bb, function_ref<SmallVector<Value>()> fill) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(bb.getInsertionBlock(), bb.getInsertionPoint());
+    scf::YieldOp::create(b, loc, fill());
+  };
   return scf::ForOp::create(
-      b, loc, begin, end, index(tile), initial,
+      b, loc, keys.begin, keys.end, index(tile), initial,
       [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-        Value hidden = tileHidden(batch, head, qFirst, qEnd, tileStart,
-                                  min(end, m.add(tileStart, index(tile))));
-        if (!hidden) {
-          scf::YieldOp::create(b, loc, body(tileStart, state));
-          return;
-        }
-        auto branch = scf::IfOp::create(
-            b, loc, hidden,
-            [&](OpBuilder &tb, Location) {
-              OpBuilder::InsertionGuard inner(b);
-              b.setInsertionPoint(tb.getInsertionBlock(),
-                                  tb.getInsertionPoint());
-              if (skipped)
-                skipped(tileStart);
-              scf::YieldOp::create(b, loc, state);
-            },
-            [&](OpBuilder &eb, Location) {
-              OpBuilder::InsertionGuard inner(b);
-              b.setInsertionPoint(eb.getInsertionBlock(),
-                                  eb.getInsertionPoint());
-              scf::YieldOp::create(b, loc, body(tileStart, state));
-            });
-        scf::YieldOp::create(b, loc, branch.getResults());
+        // A tile the block sees whole runs without masks.
+        auto compute = [&]() -> SmallVector<Value> {
+          if (!keys.wholeBegin)
+            return body(tileStart, state, /*whole=*/false);
+          Value whole =
+              m.both(m.sle(keys.wholeBegin, tileStart),
+                     m.sle(m.add(tileStart, index(tile)), keys.wholeEnd));
+          auto branch = scf::IfOp::create(
+              b, loc, whole,
+              [&](OpBuilder &tb, Location) {
+                yieldFrom(tb, [&] { return body(tileStart, state, true); });
+              },
+              [&](OpBuilder &eb, Location) {
+                yieldFrom(eb, [&] { return body(tileStart, state, false); });
+              });
+          return SmallVector<Value>(branch.getResults());
+        };
+        yieldFrom(lb, [&]() -> SmallVector<Value> {
+          Value tileEnd = min(keys.end, m.add(tileStart, index(tile)));
+          Value hidden = tileHidden(batch, head, keys.qFirst, keys.qEnd,
+                                    tileStart, tileEnd);
+          if (!hidden)
+            return compute();
+          auto branch = scf::IfOp::create(
+              b, loc, hidden,
+              [&](OpBuilder &tb, Location) {
+                yieldFrom(tb, [&]() -> SmallVector<Value> {
+                  if (skipped)
+                    skipped(tileStart);
+                  return SmallVector<Value>(state);
+                });
+              },
+              [&](OpBuilder &eb, Location) { yieldFrom(eb, compute); });
+          return SmallVector<Value>(branch.getResults());
+        });
       });
 }
 
@@ -454,7 +519,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Block &body = kernel.getBody().front();
   b.setInsertionPointToStart(&body);
   KernelArgs args = unpackArgs(kernel);
-  Value q = args.q, k = args.k, v = args.v, lens = args.lens, out = args.out;
+  Value q = args.q, k = args.k, v = args.v, out = args.out;
   Value sq = args.sq, sk = args.sk;
   Value keyTile = args.keyTile, valueTile = args.valueTile;
 
@@ -488,16 +553,8 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
       b, loc, loadSlice(q, qAt, shape.headSlice()),
       vector::BroadcastOp::create(b, loc, qVecType, scale));
 
-  // The keys some row of this block may see.
-  Value qEnd = min(m.add(qFirst, index(shape.blockRows)), sq);
-  Value begin, end;
-  std::tie(begin, end) = visibleKeys(qFirst, qEnd, sq, sk);
-  if (lens) {
-    Value len = memref::LoadOp::create(b, loc, lens, batch);
-    end =
-        max(min(end, arith::IndexCastOp::create(b, loc, b.getIndexType(), len)),
-            begin);
-  }
+  BlockKeys keys = blockKeys(args, batch, qFirst);
+  Value end = keys.end;
 
   auto accType = VectorType::get({shape.valueSlice()}, b.getF32Type());
   Value negInf = f32(-std::numeric_limits<float>::infinity());
@@ -506,15 +563,16 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
       negInf, zero,
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(accType, 0.0f))};
   auto tiles = tileLoop(
-      begin, end, shape.kvTile, initial, batch, head, qFirst, qEnd,
-      [&](Value tileStart, ValueRange state) -> SmallVector<Value> {
+      keys, shape.kvTile, initial, batch, head,
+      [&](Value tileStart, ValueRange state, bool whole) -> SmallVector<Value> {
         gpu::BarrierOp::create(b, loc);
         stageTile(keyTile, k, batch, kvHead, tileStart, end, sk, shape.headDim,
                   tid);
         stageTile(valueTile, v, batch, kvHead, tileStart, end, sk,
                   shape.valueDim, tid);
         gpu::BarrierOp::create(b, loc);
-        Value count = min(index(shape.kvTile), m.sub(end, tileStart));
+        Value count = whole ? index(shape.kvTile)
+                            : min(index(shape.kvTile), m.sub(end, tileStart));
         auto keys = scf::ForOp::create(
             b, loc, index(0), count, index(1), state,
             [&](OpBuilder &kb, Location, Value jj, ValueRange carried) {
@@ -533,7 +591,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
               score = combineLanes(score, t, /*max=*/false);
               Value j = m.add(tileStart, jj);
               Value logit = maskedLogit(args, rowMasks, score, batch, head, i,
-                                        j, rowValid);
+                                        j, whole ? Value() : rowValid);
               // Online softmax in base 2; exp2(-inf) = 0, and a row that has
               // seen no visible key yet keeps (acc, sum) = 0.
               Value newMax = arith::MaximumFOp::create(b, loc, rowMax, logit);
@@ -682,15 +740,8 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   }
   Value scale = createScale(b, loc, op.getScale(), b.getIndexAttr(d));
 
-  Value qEnd = min(m.add(qFirst, index(shape.blockRows)), args.sq);
-  Value begin, end;
-  std::tie(begin, end) = visibleKeys(qFirst, qEnd, args.sq, args.sk);
-  if (args.lens) {
-    Value len = memref::LoadOp::create(b, loc, args.lens, batch);
-    end =
-        max(min(end, arith::IndexCastOp::create(b, loc, b.getIndexType(), len)),
-            begin);
-  }
+  BlockKeys keys = blockKeys(args, batch, qFirst);
+  Value end = keys.end;
 
   // State: row max and this lane's partial row sum for rows g and g + 8,
   // then the output fragments, one per 8 of Dv.
@@ -704,7 +755,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   // was never asked for), V is fetched while Q K^T runs.
   auto fetchKeys = [&](Value tileStart) {
     Value wanted = m.slt(tileStart, end);
-    if (Value hidden = tileHidden(batch, head, qFirst, qEnd, tileStart,
+    if (Value hidden = tileHidden(batch, head, qFirst, keys.qEnd, tileStart,
                                   min(end, m.add(tileStart, index(bc)))))
       wanted = m.both(
           wanted, arith::XOrIOp::create(b, loc, hidden, m.constantBool(true)));
@@ -741,10 +792,10 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
     return pair;
   };
 
-  fetchKeys(begin);
+  fetchKeys(keys.begin);
   auto tiles = tileLoop(
-      begin, end, bc, initial, batch, head, qFirst, qEnd,
-      [&](Value tileStart, ValueRange state) -> SmallVector<Value> {
+      keys, bc, initial, batch, head,
+      [&](Value tileStart, ValueRange state, bool whole) -> SmallVector<Value> {
         landTile();
         stageTileAsync(args.valueTile, args.v, batch, kvHead, tileStart, end,
                        args.sk, dv, tid);
@@ -779,7 +830,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                   scale);
               Value j = m.add(tileStart, m.add(pairCol, index(nb * 8 + c)));
               // Keys past the tile's end are padding.
-              Value inside = m.both(valid[r], m.slt(j, end));
+              Value inside = whole ? Value() : m.both(valid[r], m.slt(j, end));
               logits.push_back(maskedLogit(args, rowMasks[r], score, batch,
                                            head, rows[r], j, inside));
             }

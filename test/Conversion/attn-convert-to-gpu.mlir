@@ -30,6 +30,17 @@
 // Bottom-right causal: keys up to (last query of the block) + Sk - Sq.
 // CHECK: %[[SHIFT:.+]] = arith.subi %[[KSK]], %[[KSQ]] : index
 // CHECK: scf.for %[[T:.+]] = %{{.+}} to %[[END:.+]] step %[[C32K:.+]] iter_args(%[[M:.+]] = %{{.+}}, %[[L:.+]] = %{{.+}}, %[[ACC:.+]] = %{{.+}}) -> (f32, f32, vector<32xf32>)
+// A tile every row of the block sees whole (up to the first row's diagonal)
+// runs all 32 keys with no per-score mask.
+// CHECK: %[[WHOLE:.+]] = arith.andi
+// CHECK: scf.if %[[WHOLE]] -> (f32, f32, vector<32xf32>) {
+// CHECK: gpu.barrier
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[C32K]] step
+// CHECK-NOT: arith.cmpi sle
+// CHECK: math.exp2
+// CHECK: scf.yield
+// CHECK: } else {
+// The others mask each score.
 // CHECK: gpu.barrier
 // CHECK: memref.store %{{.+}}, %[[KT]][
 // CHECK: memref.store %{{.+}}, %[[VT]][
@@ -43,8 +54,8 @@
 // CHECK: %[[P1:.+]] = arith.addf %[[PART]], %[[S1]] : f32
 // CHECK: %[[S2:.+]], %{{.+}} = gpu.shuffle xor %[[P1]], %{{.+}}, %{{.+}} : f32
 // CHECK: %[[SCORE:.+]] = arith.addf %[[P1]], %[[S2]] : f32
-// CHECK: arith.cmpi sle
 // CHECK: %[[LOGIT:.+]] = arith.mulf %[[SCORE]], %{{.+}} : f32
+// CHECK: arith.cmpi sle
 // CHECK: arith.maximumf
 // CHECK: math.exp2
 // CHECK: math.exp2
@@ -80,7 +91,9 @@
 // MMA: scf.if
 // MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[KT]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
 // MMA-NEXT: nvvm.cp.async.commit.group
+// A tile the block sees whole runs without per-score masks, the others with.
 // MMA: scf.for
+// MMA: scf.if %{{.+}} -> (f32, f32, f32, f32, vector<2x2xf32>
 // MMA-NEXT: nvvm.cp.async.wait.group 0
 // MMA-NEXT: gpu.barrier
 // MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[VT]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
@@ -96,6 +109,11 @@
 // MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[KT]]
 // MMA: nvgpu.ldmatrix %[[VT]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = true}
 // MMA-COUNT-32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+// MMA: scf.yield
+// MMA-NEXT: } else {
+// MMA-NEXT: nvvm.cp.async.wait.group 0
+// MMA: nvgpu.mma.sync
+// MMA: arith.cmpi sle
 // MMA: scf.yield
 // Each row's sum over its 4 lanes, then stored 2 elements at a time.
 // MMA: gpu.shuffle xor
