@@ -46,9 +46,11 @@ def Attn_StructuredMaskAttrInterface
   let cppNamespace = "::mlir::attn";
   let description = [{
     A mask whose visible (query, key) pairs follow from positions alone. Every
-    structured mask answers the same questions, so passes treat causal,
-    sliding-window and (later) sparse patterns, unions and intersections
-    alike.
+    structured mask answers the same questions, so passes treat bands,
+    sparse patterns, unions and intersections alike: the constant answers
+    below, and the same questions as IR (buildMaskVisible, buildMaskKeyHull
+    and buildMaskTile in attn/IR/StructuredMasks.h), all written once per
+    mask in StructuredMasks.cpp.
   }];
   let methods = [
     InterfaceMethod<[{
@@ -56,11 +58,16 @@ def Attn_StructuredMaskAttrInterface
         with `qLen` queries and `kvLen` keys.
       }], "bool", "isVisible",
       (ins "int64_t":$qIdx, "int64_t":$kvIdx, "int64_t":$qLen,
-           "int64_t":$kvLen)>,
+           "int64_t":$kvLen), [{}], [{
+        return ::mlir::attn::isMaskVisible($_attr, qIdx, kvIdx, qLen, kvLen);
+      }]>,
     InterfaceMethod<[{
         Returns true when every key is visible to every query for these
         sequence lengths, i.e. the mask hides nothing.
-      }], "bool", "isAllVisible", (ins "int64_t":$qLen, "int64_t":$kvLen)>,
+      }], "bool", "isAllVisible", (ins "int64_t":$qLen, "int64_t":$kvLen),
+      [{}], [{
+        return ::mlir::attn::isMaskAllVisible($_attr, qLen, kvLen);
+      }]>,
   ];
 }
 
@@ -74,7 +81,7 @@ class Attn_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 }
 
 def Attn_CausalMaskAttr : Attn_Attr<"CausalMask", "causal",
-    [DeclareAttrInterfaceMethods<Attn_StructuredMaskAttrInterface>]> {
+    [Attn_StructuredMaskAttrInterface]> {
   let summary = "causal mask: a query sees the keys at or before its position";
   let description = [{
     With `top_left` alignment key `j` is visible to query `i` iff `j <= i`.
@@ -91,8 +98,7 @@ def Attn_CausalMaskAttr : Attn_Attr<"CausalMask", "causal",
 }
 
 def Attn_SlidingWindowMaskAttr : Attn_Attr<"SlidingWindowMask",
-    "sliding_window",
-    [DeclareAttrInterfaceMethods<Attn_StructuredMaskAttrInterface>]> {
+    "sliding_window", [Attn_StructuredMaskAttrInterface]> {
   let summary = "sliding-window (local) mask";
   let description = [{
     Key `j` is visible to query `i` iff `i - left <= j <= i + right`, where
@@ -111,6 +117,118 @@ def Attn_SlidingWindowMaskAttr : Attn_Attr<"SlidingWindowMask",
     DefaultValuedParameter<"::mlir::attn::Alignment",
                            "::mlir::attn::Alignment::TopLeft">:$alignment);
   let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+// The sparse patterns below are top-left aligned: query i and key j at the
+// same position coincide.
+
+def Attn_ChunkedMaskAttr : Attn_Attr<"ChunkedMask", "chunked",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "block-diagonal chunks: a query sees the keys of its chunk";
+  let description = [{
+    Key `j` is visible to query `i` iff `i / size == j / size` (chunks of
+    `size` positions). Intersect with causal for chunked causal attention
+    (Llama 4): `#attn.intersection<[#attn.chunked<size = 8192>,
+    #attn.causal<top_left>]>`.
+  }];
+  let parameters = (ins "int64_t":$size);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Attn_PrefixMaskAttr : Attn_Attr<"PrefixMask", "prefix",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "prefix-LM: the first `size` keys are visible to all";
+  let description = [{
+    Key `j` is visible to query `i` iff `j < size` or `j <= i`: a
+    bidirectional prefix, causal after it.
+  }];
+  let parameters = (ins "int64_t":$size);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Attn_StridedMaskAttr : Attn_Attr<"StridedMask", "strided",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "Sparse Transformer strided pattern";
+  let description = [{
+    Key `j` is visible to query `i` iff `j <= i` and (`i - j < stride` or
+    `(i - j) mod stride == 0`): the local window and every stride-th key
+    before it (Child et al., 2019).
+  }];
+  let parameters = (ins "int64_t":$stride);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Attn_FixedMaskAttr : Attn_Attr<"FixedMask", "fixed",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "Sparse Transformer fixed pattern";
+  let description = [{
+    Key `j` is visible to query `i` iff `j <= i` and (`j / stride ==
+    i / stride` or `j mod stride >= stride - summary`): the query's own block
+    of `stride` positions and the last `summary` positions of every block
+    (Child et al., 2019).
+  }];
+  let parameters = (ins "int64_t":$stride, "int64_t":$summary);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Attn_DilatedMaskAttr : Attn_Attr<"DilatedMask", "dilated",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "dilated causal window";
+  let description = [{
+    Key `j` is visible to query `i` iff `j <= i`, `i - j < window * dilation`
+    and `(i - j) mod dilation == 0`: `window` keys, `dilation` apart.
+  }];
+  let parameters = (ins "int64_t":$window, "int64_t":$dilation);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Attn_GlobalMaskAttr : Attn_Attr<"GlobalMask", "global",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "global tokens: the first `tokens` see and are seen by all";
+  let description = [{
+    Key `j` is visible to query `i` iff `i < tokens` or `j < tokens`. Alone it
+    shows little; unite it with a window for Longformer:
+    `#attn.union<[#attn.sliding_window<left = 128, right = 128>,
+    #attn.global<tokens = 16>]>`.
+  }];
+  let parameters = (ins "int64_t":$tokens);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Attn_UnionMaskAttr : Attn_Attr<"UnionMask", "union",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "a key is visible when any of the masks shows it";
+  let description = [{
+    ```mlir
+    #attn.union<[#attn.sliding_window<left = 128, right = 0>,
+                 #attn.global<tokens = 16>]>
+    ```
+  }];
+  let parameters = (ins
+      ArrayRefParameter<"::mlir::attn::StructuredMaskAttrInterface">:$masks);
+  let assemblyFormat = "`<` `[` $masks `]` `>`";
+  let genVerifyDecl = 1;
+}
+
+def Attn_IntersectionMaskAttr : Attn_Attr<"IntersectionMask", "intersection",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "a key is visible when every one of the masks shows it";
+  let description = [{
+    ```mlir
+    #attn.intersection<[#attn.causal<top_left>,
+                        #attn.sliding_window<left = 100, right = 0>]>
+    ```
+  }];
+  let parameters = (ins
+      ArrayRefParameter<"::mlir::attn::StructuredMaskAttrInterface">:$masks);
+  let assemblyFormat = "`<` `[` $masks `]` `>`";
   let genVerifyDecl = 1;
 }
 

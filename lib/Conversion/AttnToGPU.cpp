@@ -17,13 +17,16 @@
 //   cp.async into padded rows (16 bytes apart per row, so ldmatrix is free of
 //   bank conflicts) and the loads overlap the math as in FlashAttention-2: V
 //   of a tile is copied while Q K^T runs, K of the next tile while P V runs.
-// In both, keys the band mask and kv_lens hide from the whole query block are
-// never loaded, and key tiles a mask_mod's bounds prove hidden are skipped.
+// In both, keys the structured mask and kv_lens hide from the whole query
+// block are never loaded, key tiles the structured mask or a mask_mod's
+// bounds prove hidden are skipped, and tiles every row sees whole run
+// without per-score masks.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/Conversion/AttnToGPU.h"
 #include "attn/IR/AttnOps.h"
+#include "attn/IR/StructuredMasks.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Utils.h"
 
@@ -107,24 +110,25 @@ private:
   /// share it, by xor shuffles.
   Value combineLanes(Value value, int64_t lanes, bool max);
 
-  /// Whether the mask_mod certainly hides keys [keyFirst, keyEnd) from every
-  /// row [qFirst, qEnd) of the block (by its interval bounds); null when
-  /// there is no mask_mod or its bounds are not modelled.
+  /// Whether the structured mask or the mask_mod (by its interval bounds)
+  /// certainly hides keys [keyFirst, keyEnd) from every row [qFirst, qEnd)
+  /// of the block; null when neither can tell. A band mask hides no key of
+  /// the block's range, so it is not asked.
   Value tileHidden(Value batch, Value head, Value qFirst, Value qEnd,
                    Value keyFirst, Value keyEnd);
 
-  /// The keys of one query block [qFirst, qEnd): those some row may see,
-  /// [begin, end) (by the band mask and kv_lens), and within them those
-  /// every row sees, [wholeBegin, wholeEnd) (null when a mask tensor or a
-  /// mask_mod may hide any key).
+  /// The keys of one query block [qFirst, qEnd) some row may see, [begin,
+  /// end) (by the structured mask and kv_lens).
   struct BlockKeys {
-    Value qFirst, qEnd, begin, end, wholeBegin, wholeEnd;
+    Value qFirst, qEnd, begin, end;
   };
   BlockKeys blockKeys(const KernelArgs &args, Value batch, Value qFirst);
 
   /// The loop over key tiles [begin, end) in steps of `tile`, carrying
   /// `initial`; `body` returns one tile's new state, told whether the block
-  /// sees the tile whole (then it needs no per-score mask). Tiles tileHidden
+  /// sees the tile whole (then it needs no per-score mask: no mask tensor or
+  /// mask_mod, keys before `end`, and the structured mask shows them all to
+  /// every row). Tiles tileHidden
   /// proves empty are skipped: `skipped` (if given) runs instead of the body.
   /// Both branches are the block's, so barriers in them stay uniform.
   scf::ForOp
@@ -173,13 +177,6 @@ private:
         b, loc, VectorType::get({width}, b.getF32Type()), slice);
   }
 
-  /// The keys [begin, end) some query of [qFirst, qEnd) may see under the
-  /// band mask, clamped to [0, Sk).
-  std::pair<Value, Value> visibleKeys(Value qFirst, Value qEnd, Value sq,
-                                      Value sk);
-  /// Whether key j is visible to query i by the structured mask.
-  Value structuredVisible(Value i, Value j, Value sq, Value sk);
-
   /// For a mask or bias `operand` broadcast to [B, Hq, Sq, Sk] (rank <= 4,
   /// right-aligned, each dim 1 or full): the offset of its element (batch,
   /// head, row, 0) and its key stride, in its flattened memref. A static 1
@@ -205,45 +202,12 @@ private:
   AttentionOp op;
   KernelShape shape;
   Value kernelBatchCount; // the kernel's B argument
+  Value sqArg, skArg;     // and its Sq and Sk
   // Hq and Hkv: constants when static, else the kernel's arguments.
   Value qHeadCount, kvHeadCount;
   Value maskKeyStride, biasKeyStride;
 };
 } // namespace
-
-std::pair<Value, Value> KernelBuilder::visibleKeys(Value qFirst, Value qEnd,
-                                                   Value sq, Value sk) {
-  Value begin = index(0), end = sk;
-  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
-  auto shiftOf = [&](Alignment alignment) {
-    return alignment == Alignment::BottomRight ? m.sub(sk, sq) : index(0);
-  };
-  if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask)) {
-    end = m.add(qEnd, shiftOf(causal.getAlignment()));
-  } else if (auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask)) {
-    Value shift = shiftOf(window.getAlignment());
-    begin = m.sub(m.add(qFirst, shift), index(window.getLeft()));
-    end = m.add(m.add(qEnd, shift), index(window.getRight()));
-  }
-  begin = min(max(begin, index(0)), sk);
-  end = min(max(end, begin), sk);
-  return {begin, end};
-}
-
-Value KernelBuilder::structuredVisible(Value i, Value j, Value sq, Value sk) {
-  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
-  auto position = [&](Alignment alignment) {
-    return alignment == Alignment::BottomRight ? m.add(i, m.sub(sk, sq)) : i;
-  };
-  if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask))
-    return m.sle(j, position(causal.getAlignment()));
-  if (auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask)) {
-    Value p = position(window.getAlignment());
-    return m.both(m.sle(m.sub(p, index(window.getLeft())), j),
-                  m.sle(j, m.add(p, index(window.getRight()))));
-  }
-  return m.constantBool(true);
-}
 
 std::pair<Value, Value> KernelBuilder::broadcastRow(Value operand, Value batch,
                                                     Value head, Value row,
@@ -345,8 +309,8 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   args.lens = op.getKvLens() ? arg() : Value();
   args.out = arg();
   kernelBatchCount = arg();
-  args.sq = arg();
-  args.sk = arg();
+  args.sq = sqArg = arg();
+  args.sk = skArg = arg();
   auto headsOf = [&](Value operand, Value argument) -> Value {
     int64_t n = cast<ShapedType>(operand.getType())
                     .getDimSize(getHeadDimPos(op.getLayout()));
@@ -389,7 +353,9 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
   Value logit = arith::MulFOp::create(b, loc, score, f32(M_LOG2E));
   if (!visible)
     return logit;
-  visible = m.both(visible, structuredVisible(i, j, args.sq, args.sk));
+  if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
+    visible =
+        m.both(visible, buildMaskVisible(b, loc, mask, i, j, args.sq, args.sk));
   if (args.mask)
     visible = m.both(
         visible, memref::LoadOp::create(
@@ -416,15 +382,24 @@ Value KernelBuilder::combineLanes(Value value, int64_t lanes, bool max) {
 
 Value KernelBuilder::tileHidden(Value batch, Value head, Value qFirst,
                                 Value qEnd, Value keyFirst, Value keyEnd) {
+  Value qLast = m.sub(qEnd, index(1)), keyLast = m.sub(keyEnd, index(1));
+  Value hidden;
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  if (mask && !isBandMask(mask))
+    hidden = buildMaskTile(b, loc, mask, qFirst, qLast, keyFirst, keyLast,
+                           sqArg, skArg)
+                 .hidesAll;
   Region &maskMod = op.getMaskMod();
   if (maskMod.empty())
-    return Value();
-  std::pair<Value, Value> ranges[] = {{batch, batch},
-                                      {head, head},
-                                      {qFirst, m.sub(qEnd, index(1))},
-                                      {keyFirst, m.sub(keyEnd, index(1))}};
+    return hidden;
+  std::pair<Value, Value> ranges[] = {
+      {batch, batch}, {head, head}, {qFirst, qLast}, {keyFirst, keyLast}};
   FailureOr<MaskModBounds> bounds = boundMaskMod(b, loc, maskMod, ranges);
-  return succeeded(bounds) ? bounds->hidesAll : Value();
+  if (failed(bounds))
+    return hidden;
+  return hidden ? arith::OrIOp::create(b, loc, hidden, bounds->hidesAll)
+                      .getResult()
+                : bounds->hidesAll;
 }
 
 KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
@@ -432,35 +407,18 @@ KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
   BlockKeys keys;
   keys.qFirst = qFirst;
   keys.qEnd = min(m.add(qFirst, index(shape.blockRows)), args.sq);
-  std::tie(keys.begin, keys.end) =
-      visibleKeys(keys.qFirst, keys.qEnd, args.sq, args.sk);
+  keys.begin = index(0);
+  keys.end = args.sk;
+  if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
+    std::tie(keys.begin, keys.end) = buildMaskKeyHull(
+        b, loc, mask, qFirst, m.sub(keys.qEnd, index(1)), args.sq, args.sk);
   if (args.lens) {
     Value len = memref::LoadOp::create(b, loc, args.lens, batch);
-    keys.end =
-        max(min(keys.end,
-                arith::IndexCastOp::create(b, loc, b.getIndexType(), len)),
-            keys.begin);
+    keys.end = min(keys.end,
+                   arith::IndexCastOp::create(b, loc, b.getIndexType(), len));
   }
-  if (args.mask || !op.getMaskMod().empty())
-    return keys;
-  // The band seen by the first row ends first, the last row's starts last.
-  Value wholeBegin = keys.begin, wholeEnd = keys.end;
-  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
-  auto shiftOf = [&](Alignment alignment) {
-    return alignment == Alignment::BottomRight ? m.sub(args.sk, args.sq)
-                                               : index(0);
-  };
-  Value lastRow = m.sub(keys.qEnd, index(1));
-  if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask)) {
-    wholeEnd = m.add(m.add(qFirst, shiftOf(causal.getAlignment())), index(1));
-  } else if (auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask)) {
-    Value shift = shiftOf(window.getAlignment());
-    wholeBegin = m.sub(m.add(lastRow, shift), index(window.getLeft()));
-    wholeEnd =
-        m.add(m.add(m.add(qFirst, shift), index(window.getRight())), index(1));
-  }
-  keys.wholeBegin = min(max(wholeBegin, keys.begin), keys.end);
-  keys.wholeEnd = max(min(wholeEnd, keys.end), keys.wholeBegin);
+  keys.begin = min(max(keys.begin, index(0)), args.sk);
+  keys.end = min(max(keys.end, keys.begin), args.sk);
   return keys;
 }
 
@@ -479,11 +437,16 @@ scf::ForOp KernelBuilder::tileLoop(
       [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
         // A tile the block sees whole runs without masks.
         auto compute = [&]() -> SmallVector<Value> {
-          if (!keys.wholeBegin)
+          if (op.getMask() || !op.getMaskMod().empty())
             return body(tileStart, state, /*whole=*/false);
-          Value whole =
-              m.both(m.sle(keys.wholeBegin, tileStart),
-                     m.sle(m.add(tileStart, index(tile)), keys.wholeEnd));
+          Value tileLast = m.add(tileStart, index(tile - 1));
+          Value whole = m.slt(tileLast, keys.end);
+          if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
+            whole =
+                m.both(whole, buildMaskTile(b, loc, mask, keys.qFirst,
+                                            m.sub(keys.qEnd, index(1)),
+                                            tileStart, tileLast, sqArg, skArg)
+                                  .showsAll);
           auto branch = scf::IfOp::create(
               b, loc, whole,
               [&](OpBuilder &tb, Location) {
@@ -963,9 +926,6 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
   };
   if (attention.getOffsets().size() || attention.getExtents().size())
     return fail("takes whole attentions, not tiles (offsets/extents)");
-  StructuredMaskAttrInterface mask = attention.getStructuredMaskAttr();
-  if (mask && !isa<CausalMaskAttr, SlidingWindowMaskAttr>(mask))
-    return fail("only causal and sliding-window structured masks");
   auto q = cast<ShapedType>(attention.getQuery().getType());
   auto v = cast<ShapedType>(attention.getValue().getType());
   if (q.isDynamicDim(3) || v.isDynamicDim(3))

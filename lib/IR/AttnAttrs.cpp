@@ -24,29 +24,8 @@ void AttnDialect::registerAttributes() {
       >();
 }
 
-/// The offset added to a query index so that it lines up with key indices:
-/// 0 for top-left alignment, Sk - Sq for bottom-right.
-static int64_t alignmentShift(Alignment alignment, int64_t qLen,
-                              int64_t kvLen) {
-  return alignment == Alignment::BottomRight ? kvLen - qLen : 0;
-}
-
 //===----------------------------------------------------------------------===//
-// CausalMaskAttr
-//===----------------------------------------------------------------------===//
-
-bool CausalMaskAttr::isVisible(int64_t qIdx, int64_t kvIdx, int64_t qLen,
-                               int64_t kvLen) const {
-  return kvIdx <= qIdx + alignmentShift(getAlignment(), qLen, kvLen);
-}
-
-bool CausalMaskAttr::isAllVisible(int64_t qLen, int64_t kvLen) const {
-  // The hardest pair is the first query against the last key.
-  return isVisible(/*qIdx=*/0, /*kvIdx=*/kvLen - 1, qLen, kvLen);
-}
-
-//===----------------------------------------------------------------------===//
-// SlidingWindowMaskAttr
+// Verifiers (what each mask shows is in StructuredMasks.cpp)
 //===----------------------------------------------------------------------===//
 
 LogicalResult
@@ -59,15 +38,75 @@ SlidingWindowMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-bool SlidingWindowMaskAttr::isVisible(int64_t qIdx, int64_t kvIdx, int64_t qLen,
-                                      int64_t kvLen) const {
-  int64_t pos = qIdx + alignmentShift(getAlignment(), qLen, kvLen);
-  return pos - getLeft() <= kvIdx && kvIdx <= pos + getRight();
+/// Fails unless `value` >= `least`.
+static LogicalResult checkAtLeast(function_ref<InFlightDiagnostic()> emitError,
+                                  StringRef mask, StringRef param,
+                                  int64_t value, int64_t least) {
+  if (value >= least)
+    return success();
+  return emitError() << mask << " '" << param << "' must be >= " << least
+                     << ", got " << value;
 }
 
-bool SlidingWindowMaskAttr::isAllVisible(int64_t qLen, int64_t kvLen) const {
-  // The extreme pairs: the last query against key 0, the first against the
-  // last key.
-  return isVisible(qLen - 1, 0, qLen, kvLen) &&
-         isVisible(0, kvLen - 1, qLen, kvLen);
+LogicalResult
+ChunkedMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t size) {
+  return checkAtLeast(emitError, "chunked", "size", size, 1);
+}
+
+LogicalResult
+PrefixMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t size) {
+  return checkAtLeast(emitError, "prefix", "size", size, 0);
+}
+
+LogicalResult
+StridedMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t stride) {
+  return checkAtLeast(emitError, "strided", "stride", stride, 1);
+}
+
+LogicalResult
+FixedMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t stride, int64_t summary) {
+  if (failed(checkAtLeast(emitError, "fixed", "stride", stride, 1)) ||
+      failed(checkAtLeast(emitError, "fixed", "summary", summary, 0)))
+    return failure();
+  if (summary > stride)
+    return emitError() << "fixed 'summary' must be <= 'stride' (" << stride
+                       << "), got " << summary;
+  return success();
+}
+
+LogicalResult
+DilatedMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t window, int64_t dilation) {
+  if (failed(checkAtLeast(emitError, "dilated", "window", window, 1)) ||
+      failed(checkAtLeast(emitError, "dilated", "dilation", dilation, 1)))
+    return failure();
+  if (window > (int64_t(1) << 40) / dilation)
+    return emitError() << "dilated 'window' * 'dilation' must be <= 2^40";
+  return success();
+}
+
+LogicalResult
+GlobalMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t tokens) {
+  return checkAtLeast(emitError, "global", "tokens", tokens, 0);
+}
+
+LogicalResult
+UnionMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      ArrayRef<StructuredMaskAttrInterface> masks) {
+  if (masks.empty())
+    return emitError() << "union needs at least one mask";
+  return success();
+}
+
+LogicalResult
+IntersectionMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                             ArrayRef<StructuredMaskAttrInterface> masks) {
+  if (masks.empty())
+    return emitError() << "intersection needs at least one mask";
+  return success();
 }

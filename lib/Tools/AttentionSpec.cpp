@@ -30,6 +30,36 @@ using namespace mlir::attn;
 // AttentionSpec
 //===----------------------------------------------------------------------===//
 
+/// The spelling of each kind of mask term, how many numbers it takes and the
+/// least value of each.
+static constexpr struct {
+  MaskTerm::Kind kind;
+  const char *name;
+  int numbers;
+  int64_t least[2];
+} kMaskTerms[] = {
+    {MaskTerm::Kind::Causal, "causal", 0, {0, 0}},
+    {MaskTerm::Kind::CausalBottomRight, "causal_bottom_right", 0, {0, 0}},
+    {MaskTerm::Kind::Window, "window", 2, {0, 0}},
+    {MaskTerm::Kind::Chunked, "chunked", 1, {1, 0}},
+    {MaskTerm::Kind::Prefix, "prefix", 1, {0, 0}},
+    {MaskTerm::Kind::Strided, "strided", 1, {1, 0}},
+    {MaskTerm::Kind::Fixed, "fixed", 2, {1, 0}},
+    {MaskTerm::Kind::Dilated, "dilated", 2, {1, 1}},
+    {MaskTerm::Kind::Global, "global", 1, {0, 0}}};
+
+static void printMaskTerm(llvm::raw_ostream &os, const MaskTerm &term) {
+  for (const auto &entry : kMaskTerms) {
+    if (entry.kind != term.kind)
+      continue;
+    os << entry.name;
+    if (entry.numbers > 0)
+      os << ":" << term.first;
+    if (entry.numbers > 1)
+      os << ":" << term.second;
+  }
+}
+
 std::string AttentionSpec::str() const {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -44,20 +74,16 @@ std::string AttentionSpec::str() const {
     os << ",scale=" << buffer;
   }
   os << ",mask=";
-  switch (mask) {
-  case Mask::None:
+  if (mask.empty())
     os << "none";
-    break;
-  case Mask::Causal:
-    os << "causal";
-    break;
-  case Mask::CausalBottomRight:
-    os << "causal_bottom_right";
-    break;
-  case Mask::Window:
-    os << "window:" << windowLeft << ":" << windowRight;
-    break;
-  }
+  llvm::interleave(
+      mask, os,
+      [&](const std::vector<MaskTerm> &all) {
+        llvm::interleave(
+            all, os, [&](const MaskTerm &term) { printMaskTerm(os, term); },
+            "&");
+      },
+      "|");
   if (dynamicBatch || dynamicHeads || dynamicSeq) {
     os << ",dynamic=";
     if (dynamicBatch)
@@ -89,50 +115,58 @@ static llvm::Expected<int64_t> parseSize(StringRef key, StringRef value) {
   return result;
 }
 
-/// Parses a window bound: a decimal integer >= 0.
-static llvm::Expected<int64_t>
-parseWindowBound(StringRef which, StringRef value, StringRef whole) {
-  int64_t result;
-  if (value.getAsInteger(10, result) || result < 0)
-    return specError("'mask' window " + which +
-                     " bound must be an integer >= 0, got '" + value +
-                     "' in 'mask=" + whole + "'");
-  return result;
+/// Parses one term of `mask=`, e.g. `window:128:0`.
+static llvm::Expected<MaskTerm> parseMaskTerm(StringRef text, StringRef whole) {
+  SmallVector<StringRef> parts;
+  text.split(parts, ':');
+  for (const auto &entry : kMaskTerms) {
+    if (parts[0] != entry.name)
+      continue;
+    if (static_cast<int>(parts.size()) != entry.numbers + 1)
+      return specError("'mask' term '" + text + "' must have " +
+                       Twine(entry.numbers) + " ':'-separated number" +
+                       (entry.numbers == 1 ? "" : "s") + " after '" +
+                       entry.name + "' in 'mask=" + whole + "'");
+    MaskTerm term;
+    term.kind = entry.kind;
+    int64_t *numbers[] = {&term.first, &term.second};
+    for (int n = 0; n < entry.numbers; ++n)
+      if (parts[n + 1].getAsInteger(10, *numbers[n]) ||
+          *numbers[n] < entry.least[n] || *numbers[n] > (int64_t(1) << 20))
+        return specError("'mask' term '" + text + "' needs integers in [" +
+                         Twine(entry.least[n]) + ", 2^20], got '" +
+                         parts[n + 1] + "' in 'mask=" + whole + "'");
+    if (term.kind == MaskTerm::Kind::Fixed && term.second > term.first)
+      return specError("'mask' term '" + text +
+                       "' needs C <= L in fixed:L:C, in 'mask=" + whole + "'");
+    return term;
+  }
+  return specError("unknown 'mask' term '" + text + "' in 'mask=" + whole +
+                   "' (expected none, or terms joined by | and &: causal, "
+                   "causal_bottom_right, window:L:R, chunked:C, prefix:P, "
+                   "strided:L, fixed:L:C, dilated:W:DIL, global:G)");
 }
 
+/// Parses `mask=`: none, or a union (|) of intersections (&) of terms.
 static llvm::Error parseMask(StringRef value, AttentionSpec &spec) {
-  if (value == "none") {
-    spec.mask = AttentionSpec::Mask::None;
+  spec.mask.clear();
+  if (value == "none")
     return llvm::Error::success();
+  SmallVector<StringRef> alternatives;
+  value.split(alternatives, '|');
+  for (StringRef alternative : alternatives) {
+    SmallVector<StringRef> texts;
+    alternative.split(texts, '&');
+    std::vector<MaskTerm> all;
+    for (StringRef text : texts) {
+      llvm::Expected<MaskTerm> term = parseMaskTerm(text, value);
+      if (!term)
+        return term.takeError();
+      all.push_back(*term);
+    }
+    spec.mask.push_back(std::move(all));
   }
-  if (value == "causal") {
-    spec.mask = AttentionSpec::Mask::Causal;
-    return llvm::Error::success();
-  }
-  if (value == "causal_bottom_right") {
-    spec.mask = AttentionSpec::Mask::CausalBottomRight;
-    return llvm::Error::success();
-  }
-  if (value.starts_with("window")) {
-    SmallVector<StringRef> parts;
-    value.split(parts, ':');
-    if (parts.size() != 3 || parts[0] != "window")
-      return specError("'mask' window must be 'window:L:R', got '" + value +
-                       "'");
-    llvm::Expected<int64_t> left = parseWindowBound("left", parts[1], value);
-    if (!left)
-      return left.takeError();
-    llvm::Expected<int64_t> right = parseWindowBound("right", parts[2], value);
-    if (!right)
-      return right.takeError();
-    spec.mask = AttentionSpec::Mask::Window;
-    spec.windowLeft = *left;
-    spec.windowRight = *right;
-    return llvm::Error::success();
-  }
-  return specError("unknown 'mask' value '" + value +
-                   "' (expected none, causal, causal_bottom_right or "
-                   "window:L:R)");
+  return llvm::Error::success();
 }
 
 static llvm::Error parseDynamic(StringRef value, AttentionSpec &spec) {
@@ -283,6 +317,51 @@ static Type elementTypeOf(Builder &b, StringRef dtype) {
   return b.getF32Type();
 }
 
+/// The attribute of one mask term.
+static StructuredMaskAttrInterface buildMaskTerm(MLIRContext *ctx,
+                                                 const MaskTerm &term) {
+  switch (term.kind) {
+  case MaskTerm::Kind::Causal:
+    return CausalMaskAttr::get(ctx, Alignment::TopLeft);
+  case MaskTerm::Kind::CausalBottomRight:
+    return CausalMaskAttr::get(ctx, Alignment::BottomRight);
+  case MaskTerm::Kind::Window:
+    return SlidingWindowMaskAttr::get(ctx, term.first, term.second,
+                                      Alignment::TopLeft);
+  case MaskTerm::Kind::Chunked:
+    return ChunkedMaskAttr::get(ctx, term.first);
+  case MaskTerm::Kind::Prefix:
+    return PrefixMaskAttr::get(ctx, term.first);
+  case MaskTerm::Kind::Strided:
+    return StridedMaskAttr::get(ctx, term.first);
+  case MaskTerm::Kind::Fixed:
+    return FixedMaskAttr::get(ctx, term.first, term.second);
+  case MaskTerm::Kind::Dilated:
+    return DilatedMaskAttr::get(ctx, term.first, term.second);
+  case MaskTerm::Kind::Global:
+    return GlobalMaskAttr::get(ctx, term.first);
+  }
+  llvm_unreachable("unknown mask term");
+}
+
+StructuredMaskAttrInterface
+mlir::attn::buildStructuredMask(MLIRContext *ctx, const AttentionSpec &spec) {
+  ctx->getOrLoadDialect<AttnDialect>();
+  SmallVector<StructuredMaskAttrInterface> alternatives;
+  for (const std::vector<MaskTerm> &all : spec.mask) {
+    SmallVector<StructuredMaskAttrInterface> terms;
+    for (const MaskTerm &term : all)
+      terms.push_back(buildMaskTerm(ctx, term));
+    alternatives.push_back(terms.size() == 1
+                               ? terms.front()
+                               : IntersectionMaskAttr::get(ctx, terms));
+  }
+  if (alternatives.empty())
+    return {};
+  return alternatives.size() == 1 ? alternatives.front()
+                                  : UnionMaskAttr::get(ctx, alternatives);
+}
+
 OwningOpRef<ModuleOp>
 mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
                                  StringRef funcName) {
@@ -316,21 +395,7 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   FloatAttr scale = spec.scale
                         ? b.getF32FloatAttr(static_cast<float>(*spec.scale))
                         : FloatAttr();
-  StructuredMaskAttrInterface mask;
-  switch (spec.mask) {
-  case AttentionSpec::Mask::None:
-    break;
-  case AttentionSpec::Mask::Causal:
-    mask = CausalMaskAttr::get(ctx, Alignment::TopLeft);
-    break;
-  case AttentionSpec::Mask::CausalBottomRight:
-    mask = CausalMaskAttr::get(ctx, Alignment::BottomRight);
-    break;
-  case AttentionSpec::Mask::Window:
-    mask = SlidingWindowMaskAttr::get(ctx, spec.windowLeft, spec.windowRight,
-                                      Alignment::TopLeft);
-    break;
-  }
+  StructuredMaskAttrInterface mask = buildStructuredMask(ctx, spec);
 
   auto attention = AttentionOp::create(
       b, loc, outType, entry->getArgument(0), entry->getArgument(1),

@@ -48,20 +48,47 @@ static bool isBroadcastable(const int64_t dims[4], const ReferenceProblem &p) {
 }
 #endif
 
-/// Whether the structured mask lets query i see key j.
-static bool structuredVisible(const ReferenceProblem &p, int64_t i, int64_t j) {
-  switch (p.maskKind) {
-  case 1:
-    return j <= i;
-  case 2:
-    return j <= i + p.kvLen - p.qLen;
-  case 3: {
-    int64_t pos = i + (p.windowBottomRight ? p.kvLen - p.qLen : 0);
-    return pos - p.windowLeft <= j && j <= pos + p.windowRight;
-  }
-  default:
+/// Whether the structured mask `m` lets query i see key j (positions are
+/// non-negative, so / and % are floor division and modulo).
+static bool maskShows(const ReferenceMask &m, const ReferenceProblem &p,
+                      int64_t i, int64_t j) {
+  using Kind = ReferenceMask::Kind;
+  int64_t shifted = i + (m.bottomRight ? p.kvLen - p.qLen : 0);
+  int64_t d = i - j;
+  switch (m.kind) {
+  case Kind::Causal:
+    return j <= shifted;
+  case Kind::Window:
+    return shifted - m.first <= j && j <= shifted + m.second;
+  case Kind::Chunked:
+    return i / m.first == j / m.first;
+  case Kind::Prefix:
+    return j < m.first || j <= i;
+  case Kind::Strided:
+    return j <= i && (d < m.first || d % m.first == 0);
+  case Kind::Fixed:
+    return j <= i &&
+           (j / m.first == i / m.first || j % m.first >= m.first - m.second);
+  case Kind::Dilated:
+    return j <= i && d < m.first * m.second && d % m.second == 0;
+  case Kind::Global:
+    return i < m.first || j < m.first;
+  case Kind::Union:
+    for (const ReferenceMask &part : m.parts)
+      if (maskShows(part, p, i, j))
+        return true;
+    return false;
+  case Kind::Intersection:
+    for (const ReferenceMask &part : m.parts)
+      if (!maskShows(part, p, i, j))
+        return false;
     return true;
   }
+  return true;
+}
+
+static bool structuredVisible(const ReferenceProblem &p, int64_t i, int64_t j) {
+  return !p.structuredMask || maskShows(*p.structuredMask, p, i, j);
 }
 
 /// Every mask together: structured, i1 tensor, kv_lens and mask_mod.
@@ -243,4 +270,31 @@ uint16_t mlir::attn::floatToBf16(float value) {
   // Round to nearest even; overflow rounds to inf through the exponent.
   bits += 0x7fff + ((bits >> 16) & 1);
   return static_cast<uint16_t>(bits >> 16);
+}
+
+int64_t mlir::attn::countVisibleTiles(const ReferenceProblem &p,
+                                      int64_t queryTile, int64_t kvTile) {
+  int64_t group = p.qHeads / p.kvHeads, count = 0;
+  std::vector<bool> seen(p.kvLen);
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t kvh = 0; kvh < p.kvHeads; ++kvh)
+      for (int64_t i0 = 0; i0 < p.qLen; i0 += queryTile) {
+        // The keys some query of this tile sees.
+        std::fill(seen.begin(), seen.end(), false);
+        for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h)
+          for (int64_t i = i0; i < std::min(i0 + queryTile, p.qLen); ++i)
+            for (int64_t j = 0; j < p.kvLen; ++j)
+              if (!seen[j] && isKeyVisible(p, b, h, i, j))
+                seen[j] = true;
+        int64_t first = 0;
+        while (first < p.kvLen && !seen[first])
+          ++first;
+        for (int64_t j0 = first; j0 < p.kvLen; j0 += kvTile)
+          for (int64_t j = j0; j < std::min(j0 + kvTile, p.kvLen); ++j)
+            if (seen[j]) {
+              ++count;
+              break;
+            }
+      }
+  return count;
 }

@@ -5,13 +5,14 @@
 //===----------------------------------------------------------------------===//
 //
 // Block classification. The attn-classify-blocks pass cuts each query tile
-// to the keys its band mask and kv_lens can show (so no lowering visits the
-// rest); classifyKeyTile, which the fused loop calls per key tile, decides
-// skip / full / partial from the band and the mask_mod's bounds.
+// to the keys its structured mask and kv_lens can show (so no lowering visits
+// the rest); classifyKeyTile, which the fused loop calls per key tile, decides
+// skip / full / partial from the structured mask and the mask_mod's bounds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "attn/IR/AttnOps.h"
+#include "attn/IR/StructuredMasks.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
 #include "attn/Transforms/Utils.h"
@@ -29,29 +30,17 @@ using namespace mlir;
 using namespace mlir::attn;
 
 /// The keys [begin, end) of this attention (its own key indices) that its
-/// band mask can show to any of its queries: queries [qFirst, qFirst + qLen)
-/// of the whole problem against keys [kvFirst, kvFirst + kvLen). Null when
-/// the structured mask is not a band.
-static std::optional<std::pair<Value, Value>>
+/// structured mask can show to any of its queries: queries [qFirst, qFirst +
+/// qLen) of the whole problem against keys [kvFirst, kvFirst + kvLen).
+static std::pair<Value, Value>
 visibleKeyRange(OpBuilder &b, Location loc, StructuredMaskAttrInterface mask,
                 const AttentionPosition &position, Value qLen) {
   IndexMath m{b, loc};
   Value qFirst = position.offsets[2], kvFirst = position.offsets[3];
-  Value qEnd = m.add(qFirst, qLen); // one past the last query
-  if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask)) {
-    // Keys up to (last query) + shift.
-    Value shift = m.shift(causal.getAlignment(), position.extents);
-    return std::make_pair(m.constant(0), m.sub(m.add(qEnd, shift), kvFirst));
-  }
-  if (auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask)) {
-    Value shift = m.shift(window.getAlignment(), position.extents);
-    Value begin = m.sub(
-        m.sub(m.add(qFirst, shift), m.constant(window.getLeft())), kvFirst);
-    Value end = m.sub(m.add(m.add(qEnd, shift), m.constant(window.getRight())),
-                      kvFirst);
-    return std::make_pair(begin, end);
-  }
-  return std::nullopt;
+  Value qLast = m.sub(m.add(qFirst, qLen), m.constant(1));
+  auto [begin, end] = buildMaskKeyHull(
+      b, loc, mask, qFirst, qLast, position.extents[0], position.extents[1]);
+  return {m.sub(begin, kvFirst), m.sub(end, kvFirst)};
 }
 
 /// One past the last key of this attention (its own key indices) that
@@ -82,12 +71,14 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
   };
   Value qLen = length(op.getQuery()), kvLen = length(op.getKey());
 
-  std::optional<std::pair<Value, Value>> band = visibleKeyRange(
-      rewriter, loc, op.getStructuredMaskAttr(), position, qLen);
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  std::optional<std::pair<Value, Value>> band;
+  if (mask)
+    band = visibleKeyRange(rewriter, loc, mask, position, qLen);
   Value lengthsEnd = keyEndFromLengths(rewriter, loc, op, position.offsets[3]);
   if (!band && !lengthsEnd)
     return rewriter.notifyMatchFailure(
-        op, "no band mask and no single-batch kv_lens to skip keys by");
+        op, "no structured mask and no single-batch kv_lens to skip keys by");
 
   // Clamp to 0 <= begin <= end <= Sk.
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -118,36 +109,6 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
   return cut;
 }
 
-/// Whether the structured mask shows every key of [kvStart, kvStart +
-/// kvSize) to every query of this attention, so the step needs no per-element
-/// structured masking. Null when there is no band mask to decide on.
-static Value isTileInsideBand(OpBuilder &b, Location loc,
-                              StructuredMaskAttrInterface mask,
-                              const AttentionPosition &position, Value qLen,
-                              Value kvStart, Value kvSize) {
-  auto causal = dyn_cast_or_null<CausalMaskAttr>(mask);
-  auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask);
-  if (!causal && !window)
-    return Value();
-  IndexMath m{b, loc};
-  Alignment alignment = causal ? causal.getAlignment() : window.getAlignment();
-  Value shift = m.shift(alignment, position.extents);
-  // Whole-problem positions of the first query, the last query, the first
-  // key and the last key.
-  Value firstQuery = m.add(position.offsets[2], shift);
-  Value lastQuery = m.sub(m.add(firstQuery, qLen), m.constant(1));
-  Value firstKey = m.add(position.offsets[3], kvStart);
-  Value lastKey = m.sub(m.add(firstKey, kvSize), m.constant(1));
-  // The first query sees up to its position (+ right); the last query down
-  // to its position - left.
-  if (causal)
-    return m.sle(lastKey, firstQuery);
-  Value right =
-      m.sle(lastKey, m.add(firstQuery, m.constant(window.getRight())));
-  Value left = m.sle(m.sub(lastQuery, m.constant(window.getLeft())), firstKey);
-  return m.both(left, right);
-}
-
 KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,
                                          AttentionOp op,
                                          const AttentionPosition &position,
@@ -158,15 +119,23 @@ KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,
   if (!mask && maskMod.empty())
     return {};
   IndexMath m{b, loc};
-  Value insideBand =
-      mask ? isTileInsideBand(b, loc, mask, position, qLen, kvStart, kvSize)
-           : m.constantBool(true);
+  Value one = m.constant(1);
+  Value qFirst = position.offsets[2],
+        kvFirst = m.add(position.offsets[3], kvStart);
+  KeyTileClass tile{Value(), m.constantBool(true)};
+  if (mask) {
+    MaskTileValues pairs =
+        buildMaskTile(b, loc, mask, qFirst, m.sub(m.add(qFirst, qLen), one),
+                      kvFirst, m.sub(m.add(kvFirst, kvSize), one),
+                      position.extents[0], position.extents[1]);
+    // The cut leaves no key of a band that no query sees.
+    tile = {isBandMask(mask) ? Value() : pairs.hidesAll, pairs.showsAll};
+  }
   if (maskMod.empty())
-    return {Value(), insideBand};
+    return tile;
 
   // The first and last index of the tile in each dimension.
   Layout layout = op.getLayout();
-  Value one = m.constant(1);
   auto range = [&](Value first, Value size) {
     return std::make_pair(first, m.sub(m.add(first, size), one));
   };
@@ -181,9 +150,12 @@ KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,
       range(m.add(position.offsets[3], kvStart), kvSize)};
   FailureOr<MaskModBounds> bounds = boundMaskMod(b, loc, maskMod, ranges);
   if (failed(bounds))
-    return {};
-  return {bounds->hidesAll,
-          insideBand ? m.both(insideBand, bounds->showsAll) : Value()};
+    return {tile.hidden, Value()};
+  Value hidden =
+      tile.hidden ? arith::OrIOp::create(b, loc, tile.hidden, bounds->hidesAll)
+                        .getResult()
+                  : bounds->hidesAll;
+  return {hidden, m.both(tile.full, bounds->showsAll)};
 }
 
 namespace {

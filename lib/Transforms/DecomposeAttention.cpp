@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/IR/AttnOps.h"
+#include "attn/IR/StructuredMasks.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
 #include "attn/Transforms/Utils.h"
@@ -122,9 +123,6 @@ private:
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
   }
   Value scaleValue() { return createScale(b, loc, op.getScale(), headDim); }
-  /// Whether whole-problem key `j` is visible to query `i` under the
-  /// structured mask (`shift` = Sk - Sq of the whole problem).
-  Value isVisible(OpBuilder &nb, Location nl, Value i, Value j, Value shift);
 
   /// Sizes, head groups and positions every decomposition needs.
   void prepare();
@@ -266,32 +264,6 @@ Value AttentionDecomposer<OpTy>::scaledScores() {
       });
 }
 
-template <typename OpTy>
-Value AttentionDecomposer<OpTy>::isVisible(OpBuilder &nb, Location nl, Value i,
-                                           Value j, Value shift) {
-  auto pos = [&](Alignment alignment) {
-    return alignment == Alignment::BottomRight
-               ? arith::AddIOp::create(nb, nl, i, shift).getResult()
-               : i;
-  };
-  auto sle = [&](Value lhs, Value rhs) {
-    return arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sle, lhs, rhs)
-        .getResult();
-  };
-  auto offsetBy = [&](Value v, int64_t delta) {
-    Value c = arith::ConstantIndexOp::create(nb, nl, delta);
-    return arith::AddIOp::create(nb, nl, v, c).getResult();
-  };
-  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
-  if (auto causal = dyn_cast<CausalMaskAttr>(mask))
-    return sle(j, pos(causal.getAlignment()));
-  auto window = cast<SlidingWindowMaskAttr>(mask);
-  Value p = pos(window.getAlignment());
-  Value lo = sle(offsetBy(p, -window.getLeft()), j);
-  Value hi = sle(j, offsetBy(p, window.getRight()));
-  return arith::AndIOp::create(nb, nl, lo, hi);
-}
-
 /// Applies scale, score_mod, bias and every mask; hidden keys become -inf.
 template <typename OpTy>
 Value AttentionDecomposer<OpTy>::maskedScores(Value scores) {
@@ -318,7 +290,6 @@ Value AttentionDecomposer<OpTy>::maskedScores(Value scores) {
 
   Value scale = scaleValue();
   Value groupCount = sizeValue(groups);
-  Value shift = arith::SubIOp::create(b, loc, wholeKvLen, wholeQLen);
   Value negInf = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
   Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
@@ -349,8 +320,9 @@ Value AttentionDecomposer<OpTy>::maskedScores(Value scores) {
         auto hideUnless = [&](Value cond) {
           visible = arith::AndIOp::create(nb, nl, visible, cond);
         };
-        if (op.getStructuredMaskAttr())
-          hideUnless(isVisible(nb, nl, iAbs, jAbs, shift));
+        if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
+          hideUnless(buildMaskVisible(nb, nl, mask, iAbs, jAbs, wholeQLen,
+                                      wholeKvLen));
         if (maskArg >= 0)
           hideUnless(args[maskArg]);
         if (lensArg >= 0) {

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/IR/AttnOps.h"
+#include "attn/IR/StructuredMasks.h"
 #include "attn/Runtime/UKernels.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
@@ -26,37 +27,42 @@ using namespace mlir::attn;
 /// A band no position difference leaves: the micro-kernel's "no mask".
 static constexpr int64_t kUnbounded = int64_t(1) << 62;
 
-/// The band [lo, hi] of key - query position differences that `mask` shows,
-/// or nothing when the micro-kernel cannot express the mask.
-static std::optional<std::pair<int64_t, int64_t>>
+/// The band [lo, hi] of key - query position differences that `mask` shows
+/// (everything without a band mask: a mask the micro-kernel cannot express
+/// as a band goes into its i1 tile instead).
+static std::pair<int64_t, int64_t>
 getVisibleBand(StructuredMaskAttrInterface mask) {
-  if (!mask)
-    return std::make_pair(-kUnbounded, kUnbounded);
-  if (isa<CausalMaskAttr>(mask))
+  if (isa_and_nonnull<CausalMaskAttr>(mask))
     return std::make_pair(-kUnbounded, int64_t(0));
-  if (auto window = dyn_cast<SlidingWindowMaskAttr>(mask))
+  if (auto window = dyn_cast_or_null<SlidingWindowMaskAttr>(mask))
     return std::make_pair(-window.getLeft(), window.getRight());
-  return std::nullopt;
+  return std::make_pair(-kUnbounded, kUnbounded);
 }
 
-/// The mask_mod of `op` evaluated over the step's indices into an i1 tensor
-/// [B, Hq, Sq, Sk], of size 1 along the batch and head dims whose index the
-/// region ignores. The region's ops run once per score, as in the linalg
-/// step, but the tile products stay in the micro-kernel.
-static Value materializeMaskMod(OpBuilder &b, Location loc,
-                                OnlineAttentionOp op,
-                                const AttentionPosition &position) {
+/// The masks of `op` that follow from positions but are not a band (its
+/// mask_mod, a sparse structured mask) evaluated over the step's indices into
+/// an i1 tensor [B, Hq, Sq, Sk], of size 1 along the batch and head dims
+/// nothing reads. They run once per score, as in the linalg step, but the
+/// tile products stay in the micro-kernel.
+static Value materializePositionMasks(OpBuilder &b, Location loc,
+                                      OnlineAttentionOp op,
+                                      const AttentionPosition &position) {
   Layout layout = op.getLayout();
   Region &maskMod = op.getMaskMod();
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  if (isBandMask(mask))
+    mask = {};
   auto dimOrOne = [&](Value tensor, int64_t dim, bool used) -> OpFoldResult {
     if (!used)
       return b.getIndexAttr(1);
     return tensor::getMixedSize(b, loc, tensor, dim);
   };
+  auto readsArg = [&](unsigned arg) {
+    return !maskMod.empty() && !maskMod.getArgument(arg).use_empty();
+  };
   SmallVector<OpFoldResult> sizes = {
-      dimOrOne(op.getQuery(), 0, !maskMod.getArgument(0).use_empty()),
-      dimOrOne(op.getQuery(), getHeadDimPos(layout),
-               !maskMod.getArgument(1).use_empty()),
+      dimOrOne(op.getQuery(), 0, readsArg(0)),
+      dimOrOne(op.getQuery(), getHeadDimPos(layout), readsArg(1)),
       dimOrOne(op.getQuery(), getSeqDimPos(layout), true),
       dimOrOne(op.getKey(), getSeqDimPos(layout), true)};
   Value init = tensor::EmptyOp::create(b, loc, sizes, b.getI1Type());
@@ -70,7 +76,15 @@ static Value materializeMaskMod(OpBuilder &b, Location loc,
         for (int64_t d = 0; d < 4; ++d)
           indices.push_back(arith::AddIOp::create(
               nb, nl, linalg::IndexOp::create(nb, nl, d), position.offsets[d]));
-        linalg::YieldOp::create(nb, nl, inlineRegion(nb, maskMod, indices));
+        Value visible = arith::ConstantIntOp::create(nb, nl, 1, 1);
+        if (!maskMod.empty())
+          visible = inlineRegion(nb, maskMod, indices);
+        if (mask)
+          visible = arith::AndIOp::create(
+              nb, nl, visible,
+              buildMaskVisible(nb, nl, mask, indices[2], indices[3],
+                               position.extents[0], position.extents[1]));
+        linalg::YieldOp::create(nb, nl, visible);
       });
   return generic.getResult(0);
 }
@@ -103,14 +117,13 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
   if (!op.getScoreMod().empty())
     return rewriter.notifyMatchFailure(op,
                                        "the micro-kernel takes no score_mod");
-  bool hasMaskMod = !op.getMaskMod().empty();
-  if (hasMaskMod && op.getMask())
-    return rewriter.notifyMatchFailure(
-        op, "the micro-kernel takes one mask: a mask_mod or a mask tensor");
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
-  std::optional<std::pair<int64_t, int64_t>> band = getVisibleBand(mask);
-  if (!band)
-    return rewriter.notifyMatchFailure(op, "structured mask is not a band");
+  bool positionMasks = !op.getMaskMod().empty() || (mask && !isBandMask(mask));
+  if (positionMasks && op.getMask())
+    return rewriter.notifyMatchFailure(
+        op, "the micro-kernel takes one i1 mask: a mask tensor, or the "
+            "mask_mod and sparse structured mask");
+  std::pair<int64_t, int64_t> band = getVisibleBand(mask);
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -126,7 +139,7 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
   // the last key, i.e. shift every query by Sk - Sq.
   AttentionPosition position = getAttentionPosition(rewriter, loc, op);
   Value qPos = position.offsets[2];
-  if (mask && getAlignment(mask) == Alignment::BottomRight)
+  if (isBandMask(mask) && getAlignment(mask) == Alignment::BottomRight)
     qPos = arith::AddIOp::create(rewriter, loc, qPos,
                                  arith::SubIOp::create(rewriter, loc,
                                                        position.extents[1],
@@ -158,20 +171,18 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
         rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
         value, groups, outputShape);
   };
-  Value maskTensor = hasMaskMod
-                         ? materializeMaskMod(rewriter, loc, op, position)
+  Value maskTensor = positionMasks
+                         ? materializePositionMasks(rewriter, loc, op, position)
                          : asRank4(op.getMask(), rewriter.getI1Type());
   Value biasTensor = asRank4(op.getBias(), elementType);
-  int64_t flags = (op.getMask() || hasMaskMod ? ATTN_UK_HAS_MASK : 0) |
+  int64_t flags = (op.getMask() || positionMasks ? ATTN_UK_HAS_MASK : 0) |
                   (op.getBias() ? ATTN_UK_HAS_BIAS : 0);
   bool bshd = op.getLayout() == Layout::BSHD;
-  SmallVector<Value> scalars = {scale,
-                                i64(bshd ? ATTN_UK_BSHD : ATTN_UK_BHSD),
-                                toI64(qPos),
-                                toI64(position.offsets[3]),
-                                i64(band->first),
-                                i64(band->second),
-                                i64(flags)};
+  SmallVector<Value> scalars = {
+      scale,           i64(bshd ? ATTN_UK_BSHD : ATTN_UK_BHSD),
+      toI64(qPos),     toI64(position.offsets[3]),
+      i64(band.first), i64(band.second),
+      i64(flags)};
   auto ukernel = UKernelGenericOp::create(
       rewriter, loc, op.getResultTypes(), rewriter.getStringAttr(name),
       ValueRange{op.getQuery(), op.getKey(), op.getValue(), maskTensor,

@@ -21,6 +21,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/LLJIT.h"
 #include "llvm/Support/CommandLine.h"
@@ -165,6 +166,47 @@ static double defaultTolerance(const attn_operand_desc &out) {
   return out.dtype_code == kDLBfloat ? 1.6e-2 : 2e-3;
 }
 
+/// The reference's copy of a structured mask: its parameters only (the
+/// reference evaluates them by its own formulas).
+static ReferenceMask describeMask(StructuredMaskAttrInterface mask) {
+  using Kind = ReferenceMask::Kind;
+  ReferenceMask m;
+  auto parts = [&](Kind kind, ArrayRef<StructuredMaskAttrInterface> masks) {
+    m.kind = kind;
+    for (StructuredMaskAttrInterface part : masks)
+      m.parts.push_back(describeMask(part));
+  };
+  auto set = [&](Kind kind, int64_t first, int64_t second = 0) {
+    m.kind = kind;
+    m.first = first;
+    m.second = second;
+  };
+  llvm::TypeSwitch<Attribute>(mask)
+      .Case([&](CausalMaskAttr causal) {
+        set(Kind::Causal, 0);
+        m.bottomRight = causal.getAlignment() == Alignment::BottomRight;
+      })
+      .Case([&](SlidingWindowMaskAttr window) {
+        set(Kind::Window, window.getLeft(), window.getRight());
+        m.bottomRight = window.getAlignment() == Alignment::BottomRight;
+      })
+      .Case([&](ChunkedMaskAttr a) { set(Kind::Chunked, a.getSize()); })
+      .Case([&](PrefixMaskAttr a) { set(Kind::Prefix, a.getSize()); })
+      .Case([&](StridedMaskAttr a) { set(Kind::Strided, a.getStride()); })
+      .Case([&](FixedMaskAttr a) {
+        set(Kind::Fixed, a.getStride(), a.getSummary());
+      })
+      .Case([&](DilatedMaskAttr a) {
+        set(Kind::Dilated, a.getWindow(), a.getDilation());
+      })
+      .Case([&](GlobalMaskAttr a) { set(Kind::Global, a.getTokens()); })
+      .Case([&](UnionMaskAttr a) { parts(Kind::Union, a.getMasks()); })
+      .Case([&](IntersectionMaskAttr a) {
+        parts(Kind::Intersection, a.getMasks());
+      });
+  return m;
+}
+
 static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
   AttentionOp op = *func.getOps<AttentionOp>().begin();
   ProblemTemplate result;
@@ -172,17 +214,8 @@ static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
   p.bshd = op.getLayout() == Layout::BSHD;
   if (std::optional<APFloat> scale = op.getScale())
     result.scale = scale->convertToDouble();
-  if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr()) {
-    if (auto causal = dyn_cast<CausalMaskAttr>(mask)) {
-      p.maskKind = causal.getAlignment() == Alignment::TopLeft ? 1 : 2;
-    } else {
-      auto window = cast<SlidingWindowMaskAttr>(mask);
-      p.maskKind = 3;
-      p.windowLeft = window.getLeft();
-      p.windowRight = window.getRight();
-      p.windowBottomRight = window.getAlignment() == Alignment::BottomRight;
-    }
-  }
+  if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
+    p.structuredMask = describeMask(mask);
   if (!op.getScoreMod().empty()) {
     auto fn = interpretScoreMod(op.getScoreMod());
     if (failed(fn))
@@ -466,7 +499,7 @@ int main(int argc, char **argv) {
     tilesComputedCounter = counter("attn_tiles_computed");
     jitHolder = std::move(*jit);
   }
-  int64_t tilesTotal = 0, tilesComputed = 0;
+  int64_t tilesTotal = 0, tilesComputed = 0, tilesVisible = 0;
 
   const attn_operand_desc &outDesc = signature->operands.back().desc;
   double tolerance =
@@ -560,6 +593,10 @@ int main(int argc, char **argv) {
     if (tilesTotalCounter && tilesComputedCounter) {
       tilesTotal += *tilesTotalCounter;
       tilesComputed += *tilesComputedCounter;
+      // The brute-force count, when the tile sizes are known.
+      if (flags.queryTileSize > 0 && flags.kvTileSize > 0)
+        tilesVisible +=
+            countVisibleTiles(p, flags.queryTileSize, flags.kvTileSize);
     }
     if (status != 0) {
       llvm::errs() << "attn-run: error: the kernel returned " << status << ": "
@@ -639,6 +676,8 @@ int main(int argc, char **argv) {
         {"tiles_total", tilesTotal ? llvm::json::Value(tilesTotal) : nullptr},
         {"tiles_computed",
          tilesTotal ? llvm::json::Value(tilesComputed) : nullptr},
+        {"tiles_visible",
+         tilesVisible ? llvm::json::Value(tilesVisible) : nullptr},
         {"seed", seed.getValue()},
         {"peak_rss_mb", peakRssMegabytes()},
     };

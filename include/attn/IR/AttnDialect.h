@@ -16,6 +16,14 @@
 #include "attn/IR/AttnDialect.h.inc"
 #include "attn/IR/AttnEnums.h.inc"
 
+namespace mlir::attn {
+/// The constant answers of a structured mask (any attribute implementing
+/// StructuredMaskAttrInterface), in StructuredMasks.cpp.
+bool isMaskVisible(Attribute mask, int64_t qIdx, int64_t kvIdx, int64_t qLen,
+                   int64_t kvLen);
+bool isMaskAllVisible(Attribute mask, int64_t qLen, int64_t kvLen);
+} // namespace mlir::attn
+
 #include "attn/IR/AttnAttrInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES

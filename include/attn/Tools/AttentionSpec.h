@@ -9,8 +9,10 @@
 //
 // Keys: b, hq, sq, d (required); hkv (default hq), sk (default sq), dv
 // (default d), dtype (f32|f16|bf16, default f32), layout (bhsd|bshd, default
-// bhsd), scale (finite positive float, default 1/sqrt(d)), mask (none |
-// causal | causal_bottom_right | window:L:R), dynamic (letters among b, h, s:
+// bhsd), scale (finite positive float, default 1/sqrt(d)), mask (none, or a
+// union `|` of intersections `&` of: causal | causal_bottom_right |
+// window:L:R | chunked:C | prefix:P | strided:L | fixed:L:C | dilated:W:DIL |
+// global:G; e.g. window:128:0|global:16), dynamic (letters among b, h, s:
 // the dimensions compiled as `?`).
 //
 // The spec always carries concrete sizes, even for dynamic dimensions: they
@@ -31,12 +33,33 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::attn {
 
+/// One structured mask of a spec, e.g. `window:L:R` (first = L, second =
+/// R), `fixed:L:C`, `global:G` (first = G).
+struct MaskTerm {
+  enum class Kind {
+    Causal,
+    CausalBottomRight,
+    Window,
+    Chunked,
+    Prefix,
+    Strided,
+    Fixed,
+    Dilated,
+    Global
+  };
+  Kind kind = Kind::Causal;
+  int64_t first = 0, second = 0;
+  bool operator==(const MaskTerm &other) const {
+    return kind == other.kind && first == other.first && second == other.second;
+  }
+};
+
 /// One attention problem: sizes, element type, layout and masking.
 struct AttentionSpec {
-  enum class Mask { None, Causal, CausalBottomRight, Window };
 
   int64_t batch = 0, qHeads = 0, kvHeads = 0, qLen = 0, kvLen = 0, headDim = 0,
           valueDim = 0;
@@ -45,9 +68,9 @@ struct AttentionSpec {
   Layout layout = Layout::BHSD;
   /// Absent means the op's default, 1/sqrt(headDim).
   std::optional<double> scale;
-  Mask mask = Mask::None;
-  /// The window of `Mask::Window` (top-left aligned): i - L <= j <= i + R.
-  int64_t windowLeft = 0, windowRight = 0;
+  /// The structured mask: a union of intersections of terms (none when
+  /// empty).
+  std::vector<std::vector<MaskTerm>> mask;
   /// Dimensions compiled as dynamic: `h` covers both head counts, `s` both
   /// sequence lengths.
   bool dynamicBatch = false, dynamicHeads = false, dynamicSeq = false;
@@ -61,6 +84,10 @@ struct AttentionSpec {
 /// Parses a SPEC (see the file comment). Errors name the offending key or
 /// value.
 llvm::Expected<AttentionSpec> parseAttentionSpec(llvm::StringRef text);
+
+/// The structured mask of `spec` (null when it has none).
+StructuredMaskAttrInterface buildStructuredMask(MLIRContext *ctx,
+                                                const AttentionSpec &spec);
 
 /// Builds a module holding `func.func @<funcName>(%q, %k, %v, %init) -> out`
 /// whose body is a single attn.attention described by `spec`. Loads the attn,

@@ -14,8 +14,33 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <vector>
 
 namespace mlir::attn {
+
+/// A structured mask as the reference reads it: a pattern of positions with
+/// up to two numbers, or a union / intersection of parts.
+struct ReferenceMask {
+  enum class Kind {
+    Causal,       // j <= i'
+    Window,       // i' - first <= j <= i' + second
+    Chunked,      // i / first == j / first
+    Prefix,       // j < first or j <= i
+    Strided,      // j <= i and (i - j < first or (i - j) % first == 0)
+    Fixed,        // j <= i and (j / first == i / first or
+                  //             j % first >= first - second)
+    Dilated,      // j <= i, i - j < first * second, (i - j) % second == 0
+    Global,       // i < first or j < first
+    Union,        // any part
+    Intersection, // every part
+  };
+  Kind kind = Kind::Causal;
+  int64_t first = 0, second = 0;
+  /// Causal and window: i' is i + kvLen - qLen instead of i.
+  bool bottomRight = false;
+  std::vector<ReferenceMask> parts;
+};
 
 /// One attention problem as the reference sees it. Sizes are concrete.
 struct ReferenceProblem {
@@ -26,12 +51,8 @@ struct ReferenceProblem {
   /// The effective scale (the caller resolves the 1/sqrt(D) default).
   double scale = 1.0;
 
-  /// Structured mask: 0 none, 1 causal top-left, 2 causal bottom-right,
-  /// 3 sliding window [i' - windowLeft, i' + windowRight] where i' is i, plus
-  /// kvLen - qLen when windowBottomRight.
-  int maskKind = 0;
-  int64_t windowLeft = 0, windowRight = 0;
-  bool windowBottomRight = false;
+  /// Optional structured mask.
+  std::optional<ReferenceMask> structuredMask;
 
   /// Optional i1 mask, one byte per element (0 hides the key), row-major over
   /// maskDims, which broadcast right-aligned to [B, Hq, Sq, Sk]: each is 1 or
@@ -66,6 +87,14 @@ void referenceAttention(const ReferenceProblem &p, const float *q,
 /// The number of visible (b, h, i, j) quadruples: the useful work of the
 /// problem, for GFLOP/s.
 int64_t countVisiblePairs(const ReferenceProblem &p);
+
+/// Brute force: the (query tile, key tile) pairs a fused loop must visit,
+/// summed over (batch, kv head). Query tiles are `queryTile` rows of every
+/// query head sharing the kv head; per query tile, key tiles of `kvTile`
+/// start at the first key any of its queries sees, and count when a query
+/// of the tile sees one of their keys.
+int64_t countVisibleTiles(const ReferenceProblem &p, int64_t queryTile,
+                          int64_t kvTile);
 
 /// IEEE binary16 <-> float. floatToHalf rounds to nearest even, overflows to
 /// inf, keeps NaNs quiet and produces subnormals.

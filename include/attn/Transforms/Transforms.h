@@ -63,9 +63,10 @@ struct KeyTileClass {
   Value hidden, full;
 };
 /// Classifies the keys [kvStart, kvStart + kvSize) of `op` (whose query
-/// block holds `qLen` queries at `position`): by the band of its structured
-/// mask, and by the bounds of its mask_mod region over the tile's box of
-/// indices (see boundMaskMod). The fused loop branches on it per key tile.
+/// block holds `qLen` queries at `position`): by its structured mask
+/// (buildMaskTile), and by the bounds of its mask_mod region over the tile's
+/// box of indices (see boundMaskMod). The fused loop branches on it per key
+/// tile.
 KeyTileClass classifyKeyTile(OpBuilder &b, Location loc, AttentionOp op,
                              const AttentionPosition &position, Value qLen,
                              Value kvStart, Value kvSize);

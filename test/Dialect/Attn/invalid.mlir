@@ -1838,3 +1838,75 @@ func.func @ukernel_result_count(%t: tensor<4xf32>) {
   attn.ukernel.generic "k" outs(%t : tensor<4xf32>)
   return
 }
+
+// -----
+
+func.func @chunked_zero(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+1 {{chunked 'size' must be >= 1, got 0}}
+      {structured_mask = #attn.chunked<size = 0>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+func.func @prefix_negative(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+1 {{prefix 'size' must be >= 0, got -1}}
+      {structured_mask = #attn.prefix<size = -1>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+func.func @strided_zero(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+1 {{strided 'stride' must be >= 1, got 0}}
+      {structured_mask = #attn.strided<stride = 0>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+func.func @fixed_summary_too_wide(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+1 {{fixed 'summary' must be <= 'stride' (4), got 5}}
+      {structured_mask = #attn.fixed<stride = 4, summary = 5>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+func.func @dilated_zero(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+1 {{dilated 'dilation' must be >= 1, got 0}}
+      {structured_mask = #attn.dilated<window = 2, dilation = 0>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+func.func @global_negative(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+1 {{global 'tokens' must be >= 0, got -2}}
+      {structured_mask = #attn.global<tokens = -2>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}

@@ -93,6 +93,54 @@ func.func @window_bottom_right(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x16x8xf32>
   return %0 : tensor<1x1x4x8xf32>
 }
 
+// Sparse patterns and their compositions.
+// CHECK-LABEL: func.func @sparse_patterns
+// CHECK: structured_mask = #attn.chunked<size = 4>
+// CHECK: structured_mask = #attn.prefix<size = 3>
+// CHECK: structured_mask = #attn.strided<stride = 4>
+// CHECK: structured_mask = #attn.fixed<stride = 4, summary = 1>
+// CHECK: structured_mask = #attn.dilated<window = 2, dilation = 3>
+// CHECK: structured_mask = #attn.union<[#attn.sliding_window<left = 2, right = 0>, #attn.global<tokens = 1>]>
+// CHECK: structured_mask = #attn.intersection<[#attn.causal<top_left>, #attn.union<[#attn.chunked<size = 4>, #attn.global<tokens = 2>]>]>
+func.func @sparse_patterns(%q: tensor<1x1x16x8xf32>, %o: tensor<1x1x16x8xf32>)
+    -> tensor<1x1x16x8xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%o : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.chunked<size = 4>} -> tensor<1x1x16x8xf32>
+  %1 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%0 : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.prefix<size = 3>} -> tensor<1x1x16x8xf32>
+  %2 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%1 : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.strided<stride = 4>} -> tensor<1x1x16x8xf32>
+  %3 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%2 : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.fixed<stride = 4, summary = 1>}
+      -> tensor<1x1x16x8xf32>
+  %4 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%3 : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.dilated<window = 2, dilation = 3>}
+      -> tensor<1x1x16x8xf32>
+  %5 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%4 : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.union<[#attn.sliding_window<left = 2, right = 0>,
+                                      #attn.global<tokens = 1>]>}
+      -> tensor<1x1x16x8xf32>
+  %6 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%5 : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.intersection<[#attn.causal<top_left>,
+          #attn.union<[#attn.chunked<size = 4>, #attn.global<tokens = 2>]>]>}
+      -> tensor<1x1x16x8xf32>
+  return %6 : tensor<1x1x16x8xf32>
+}
+
 // CHECK-LABEL: func.func @online
 // CHECK: %[[ACC:.+]], %{{.+}}, %[[SUM:.+]] = attn.online_attention
 // CHECK-SAME: offsets(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : index, index, index, index)

@@ -1,0 +1,55 @@
+//===- StructuredMasks.h - structured masks as IR ---------------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// The questions every lowering asks of a structured mask, emitted as index
+// arithmetic: is one key visible, which keys can a run of queries see, does a
+// tile of (query, key) pairs hide or show every pair. Positions are those of
+// the whole problem; Sq and Sk are its lengths.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_IR_STRUCTUREDMASKS_H
+#define ATTN_IR_STRUCTUREDMASKS_H
+
+#include "attn/IR/AttnDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::attn {
+
+/// i1: whether key `kv` is visible to query `q`.
+Value buildMaskVisible(OpBuilder &b, Location loc,
+                       StructuredMaskAttrInterface mask, Value q, Value kv,
+                       Value qLen, Value kvLen);
+
+/// The keys [begin, end) that some query of [qFirst, qLast] may see, not yet
+/// clamped to [0, Sk). Where one of the queries sees any key, begin is the
+/// first key it sees, so loops over key tiles from there meet the tiles of a
+/// brute-force count.
+std::pair<Value, Value> buildMaskKeyHull(OpBuilder &b, Location loc,
+                                         StructuredMaskAttrInterface mask,
+                                         Value qFirst, Value qLast, Value qLen,
+                                         Value kvLen);
+
+/// Whether the mask hides every pair, and whether it shows every pair, of
+/// queries [qFirst, qLast] x keys [kvFirst, kvLast] (both ranges non-empty).
+/// Exact for every mask but the intersection, whose `hidesAll` is only sound
+/// (it may miss a tile where two masks each show pairs the other hides).
+struct MaskTileValues {
+  Value hidesAll, showsAll;
+};
+MaskTileValues buildMaskTile(OpBuilder &b, Location loc,
+                             StructuredMaskAttrInterface mask, Value qFirst,
+                             Value qLast, Value kvFirst, Value kvLast,
+                             Value qLen, Value kvLen);
+
+/// Whether `mask` is a band: a causal or sliding-window mask, whose visible
+/// keys per query are one interval of key - query differences.
+bool isBandMask(StructuredMaskAttrInterface mask);
+
+} // namespace mlir::attn
+
+#endif // ATTN_IR_STRUCTUREDMASKS_H

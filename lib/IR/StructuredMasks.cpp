@@ -1,0 +1,466 @@
+//===- StructuredMasks.cpp - what each structured mask shows --------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// Each structured mask answers three questions: is key j visible to query i;
+// which keys can queries [i0, i1] see (the loops' key range); does the tile
+// [i0, i1] x [j0, j1] hide or show every pair (skip it, or drop the per-score
+// test). Each answer is written once, over an arithmetic that either computes
+// constants (the attribute interface, folding) or emits index IR (every
+// lowering), so the two cannot disagree.
+//
+// Tiles are classified through d = i - j, which takes every value of
+// [i0 - j1, i1 - j0] on a tile: a pattern of d alone (causal, window,
+// strided, dilated) is decided exactly from that range.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/IR/StructuredMasks.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+namespace {
+/// Integer arithmetic on constants.
+struct ConstantMath {
+  using Int = int64_t;
+  using Bool = bool;
+  Int constant(int64_t v) { return v; }
+  Bool truth(bool v) { return v; }
+  Int add(Int x, Int y) { return x + y; }
+  Int sub(Int x, Int y) { return x - y; }
+  Int mul(Int x, int64_t c) { return x * c; }
+  Int floorDiv(Int x, int64_t c) { return llvm::divideFloorSigned(x, c); }
+  Int min(Int x, Int y) { return std::min(x, y); }
+  Int max(Int x, Int y) { return std::max(x, y); }
+  Bool lt(Int x, Int y) { return x < y; }
+  Bool le(Int x, Int y) { return x <= y; }
+  Bool eq(Int x, Int y) { return x == y; }
+  Bool both(Bool x, Bool y) { return x && y; }
+  Bool either(Bool x, Bool y) { return x || y; }
+  Bool negate(Bool x) { return !x; }
+  Int select(Bool c, Int x, Int y) { return c ? x : y; }
+};
+
+/// The same arithmetic emitted as index and i1 IR (folded where constant).
+struct IRMath {
+  OpBuilder &b;
+  Location loc;
+  using Int = Value;
+  using Bool = Value;
+  Int constant(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  }
+  Bool truth(bool v) {
+    return arith::ConstantIntOp::create(b, loc, v, /*width=*/1).getResult();
+  }
+  Int add(Int x, Int y) { return b.createOrFold<arith::AddIOp>(loc, x, y); }
+  Int sub(Int x, Int y) { return b.createOrFold<arith::SubIOp>(loc, x, y); }
+  Int mul(Int x, int64_t c) {
+    return b.createOrFold<arith::MulIOp>(loc, x, constant(c));
+  }
+  Int floorDiv(Int x, int64_t c) {
+    return b.createOrFold<arith::FloorDivSIOp>(loc, x, constant(c));
+  }
+  Int min(Int x, Int y) { return b.createOrFold<arith::MinSIOp>(loc, x, y); }
+  Int max(Int x, Int y) { return b.createOrFold<arith::MaxSIOp>(loc, x, y); }
+  Bool lt(Int x, Int y) { return cmp(arith::CmpIPredicate::slt, x, y); }
+  Bool le(Int x, Int y) { return cmp(arith::CmpIPredicate::sle, x, y); }
+  Bool eq(Int x, Int y) { return cmp(arith::CmpIPredicate::eq, x, y); }
+  Bool both(Bool x, Bool y) { return b.createOrFold<arith::AndIOp>(loc, x, y); }
+  Bool either(Bool x, Bool y) {
+    return b.createOrFold<arith::OrIOp>(loc, x, y);
+  }
+  Bool negate(Bool x) {
+    return b.createOrFold<arith::XOrIOp>(loc, x, truth(true));
+  }
+  Int select(Bool c, Int x, Int y) {
+    return b.createOrFold<arith::SelectOp>(loc, c, x, y);
+  }
+
+private:
+  Bool cmp(arith::CmpIPredicate predicate, Int x, Int y) {
+    return b.createOrFold<arith::CmpIOp>(loc, predicate, x, y);
+  }
+};
+
+/// Derived operations, over either arithmetic.
+template <typename M>
+struct MaskMath : M {
+  using Int = typename M::Int;
+  using Bool = typename M::Bool;
+  Bool ge(Int x, int64_t c) { return this->le(this->constant(c), x); }
+  Bool ltConst(Int x, int64_t c) { return this->lt(x, this->constant(c)); }
+  /// x mod c in [0, c).
+  Int floorMod(Int x, int64_t c) {
+    return this->sub(x, this->mul(this->floorDiv(x, c), c));
+  }
+  /// Whether [lo, hi] holds a multiple of c.
+  Bool holdsMultiple(Int lo, Int hi, int64_t c) {
+    return this->le(lo, this->mul(this->floorDiv(hi, c), c));
+  }
+  /// The least i mod c over i in [lo, hi]: 0 when the range holds a
+  /// multiple of c, else lo mod c.
+  Int leastResidue(Int lo, Int hi, int64_t c) {
+    return this->select(this->eq(this->floorDiv(lo, c), this->floorDiv(hi, c)),
+                        floorMod(lo, c), this->constant(0));
+  }
+};
+
+/// The shift that lines a query up with the keys: Sk - Sq bottom-right.
+template <typename M>
+static typename M::Int alignmentShift(M &m, Alignment alignment,
+                                      typename M::Int qLen,
+                                      typename M::Int kvLen) {
+  return alignment == Alignment::BottomRight ? m.sub(kvLen, qLen)
+                                             : m.constant(0);
+}
+
+/// A causal or sliding-window mask: query i, at key position p = i + shift,
+/// sees keys [p - left, p + right] (no left bound when causal).
+struct Band {
+  int64_t right;
+  std::optional<int64_t> left;
+  Alignment alignment;
+};
+static Band bandOf(StructuredMaskAttrInterface mask) {
+  if (auto causal = dyn_cast<CausalMaskAttr>(mask))
+    return {0, std::nullopt, causal.getAlignment()};
+  auto window = cast<SlidingWindowMaskAttr>(mask);
+  return {window.getRight(), window.getLeft(), window.getAlignment()};
+}
+
+//===----------------------------------------------------------------------===//
+// Is key j visible to query i
+//===----------------------------------------------------------------------===//
+
+template <typename M, typename Int = typename M::Int,
+          typename Bool = typename M::Bool>
+static Bool visible(M &m, StructuredMaskAttrInterface mask, typename M::Int i,
+                    typename M::Int j, typename M::Int qLen,
+                    typename M::Int kvLen) {
+  // Built by the patterns of d = i - j only.
+  auto diff = [&] { return m.sub(i, j); };
+  auto causal = [&] { return m.le(j, i); };
+  return llvm::TypeSwitch<Attribute, Bool>(mask)
+      .template Case<CausalMaskAttr, SlidingWindowMaskAttr>([&](auto) {
+        Band band = bandOf(mask);
+        Int p = m.add(i, alignmentShift(m, band.alignment, qLen, kvLen));
+        Bool upTo = m.le(j, m.add(p, m.constant(band.right)));
+        if (!band.left)
+          return upTo;
+        return m.both(m.le(m.sub(p, m.constant(*band.left)), j), upTo);
+      })
+      .Case([&](ChunkedMaskAttr chunked) {
+        return m.eq(m.floorDiv(i, chunked.getSize()),
+                    m.floorDiv(j, chunked.getSize()));
+      })
+      .Case([&](PrefixMaskAttr prefix) {
+        return m.either(m.ltConst(j, prefix.getSize()), causal());
+      })
+      .Case([&](StridedMaskAttr strided) {
+        int64_t l = strided.getStride();
+        Int d = diff();
+        return m.both(causal(), m.either(m.ltConst(d, l), m.eq(m.floorMod(d, l),
+                                                               m.constant(0))));
+      })
+      .Case([&](FixedMaskAttr fixed) {
+        int64_t l = fixed.getStride();
+        Bool sameBlock = m.eq(m.floorDiv(i, l), m.floorDiv(j, l));
+        Bool summary = m.ge(m.floorMod(j, l), l - fixed.getSummary());
+        return m.both(causal(), m.either(sameBlock, summary));
+      })
+      .Case([&](DilatedMaskAttr dilated) {
+        int64_t dil = dilated.getDilation();
+        Int d = diff();
+        return m.both(m.both(causal(), m.ltConst(d, dilated.getWindow() * dil)),
+                      m.eq(m.floorMod(d, dil), m.constant(0)));
+      })
+      .Case([&](GlobalMaskAttr global) {
+        return m.either(m.ltConst(i, global.getTokens()),
+                        m.ltConst(j, global.getTokens()));
+      })
+      .Case([&](UnionMaskAttr all) {
+        Bool any = m.truth(false);
+        for (StructuredMaskAttrInterface part : all.getMasks())
+          any = m.either(any, visible(m, part, i, j, qLen, kvLen));
+        return any;
+      })
+      .Case([&](IntersectionMaskAttr all) {
+        Bool every = m.truth(true);
+        for (StructuredMaskAttrInterface part : all.getMasks())
+          every = m.both(every, visible(m, part, i, j, qLen, kvLen));
+        return every;
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Which keys can queries [i0, i1] see
+//===----------------------------------------------------------------------===//
+
+/// [begin, end): begin is the first key one of the queries sees (when any
+/// does), end is past the last one some query may see.
+template <typename M, typename Int = typename M::Int>
+static std::pair<Int, Int>
+keyHull(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
+        typename M::Int i1, typename M::Int qLen, typename M::Int kvLen) {
+  Int zero = m.constant(0), past = m.add(i1, m.constant(1));
+  return llvm::TypeSwitch<Attribute, std::pair<Int, Int>>(mask)
+      .template Case<CausalMaskAttr, SlidingWindowMaskAttr>([&](auto) {
+        // j = i - d for d in [lo, hi].
+        Band band = bandOf(mask);
+        Int shift = alignmentShift(m, band.alignment, qLen, kvLen);
+        Int begin =
+            band.left ? m.sub(m.add(i0, shift), m.constant(*band.left)) : zero;
+        return std::make_pair(
+            begin, m.add(m.add(i1, shift), m.constant(band.right + 1)));
+      })
+      .Case([&](ChunkedMaskAttr chunked) {
+        int64_t c = chunked.getSize();
+        return std::make_pair(
+            m.mul(m.floorDiv(i0, c), c),
+            m.mul(m.add(m.floorDiv(i1, c), m.constant(1)), c));
+      })
+      .Case([&](PrefixMaskAttr prefix) {
+        return std::make_pair(zero, m.max(m.constant(prefix.getSize()), past));
+      })
+      .Case([&](StridedMaskAttr strided) {
+        // Query i >= L sees down to i mod L (and those below L see key 0).
+        int64_t l = strided.getStride();
+        return std::make_pair(
+            m.select(m.ltConst(i0, l), zero, m.leastResidue(i0, i1, l)), past);
+      })
+      .Case([&](FixedMaskAttr fixed) {
+        // Past the first block, the first summary key (or the own block).
+        int64_t l = fixed.getStride(), c = fixed.getSummary();
+        Int later = c ? m.constant(l - c) : m.mul(m.floorDiv(i0, l), l);
+        return std::make_pair(m.select(m.ltConst(i0, l), zero, later), past);
+      })
+      .Case([&](DilatedMaskAttr dilated) {
+        // The widest step back, or the least residue where that is < 0.
+        int64_t dil = dilated.getDilation();
+        Int back = m.sub(i0, m.constant((dilated.getWindow() - 1) * dil));
+        return std::make_pair(
+            m.select(m.lt(back, zero), m.leastResidue(i0, i1, dil), back),
+            past);
+      })
+      .Case([&](GlobalMaskAttr global) {
+        Int g = m.constant(global.getTokens());
+        return std::make_pair(zero, m.select(m.lt(i0, g), kvLen, g));
+      })
+      .Case([&](UnionMaskAttr all) {
+        std::pair<Int, Int> hull = {m.constant(int64_t(1) << 62),
+                                    m.constant(-(int64_t(1) << 62))};
+        for (StructuredMaskAttrInterface part : all.getMasks()) {
+          auto [begin, end] = keyHull(m, part, i0, i1, qLen, kvLen);
+          hull = {m.min(hull.first, begin), m.max(hull.second, end)};
+        }
+        return hull;
+      })
+      .Case([&](IntersectionMaskAttr all) {
+        std::pair<Int, Int> hull = {m.constant(-(int64_t(1) << 62)),
+                                    m.constant(int64_t(1) << 62)};
+        for (StructuredMaskAttrInterface part : all.getMasks()) {
+          auto [begin, end] = keyHull(m, part, i0, i1, qLen, kvLen);
+          hull = {m.max(hull.first, begin), m.min(hull.second, end)};
+        }
+        return hull;
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Does a tile hide or show every pair
+//===----------------------------------------------------------------------===//
+
+template <typename Bool>
+struct TileClass {
+  Bool hidesAll, showsAll;
+};
+
+template <typename M, typename Int = typename M::Int,
+          typename Bool = typename M::Bool>
+static TileClass<Bool>
+classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
+             typename M::Int i1, typename M::Int j0, typename M::Int j1,
+             typename M::Int qLen, typename M::Int kvLen) {
+  // Every d = i - j of the tile lies in [dlo, dhi], and each is reached
+  // (built by the patterns of d only).
+  auto diffRange = [&] { return std::make_pair(m.sub(i0, j1), m.sub(i1, j0)); };
+  Int zero = m.constant(0);
+  // Keys [a, b] all in the last `c` positions of one block of `l`.
+  auto allSummary = [&](Int a, Int b, int64_t l, int64_t c) -> Bool {
+    if (c == 0 || c == l)
+      return c ? m.truth(true) : m.lt(b, a);
+    return m.either(m.lt(b, a), m.both(m.eq(m.floorDiv(a, l), m.floorDiv(b, l)),
+                                       m.ge(m.floorMod(a, l), l - c)));
+  };
+  return llvm::TypeSwitch<Attribute, TileClass<Bool>>(mask)
+      .template Case<CausalMaskAttr, SlidingWindowMaskAttr>([&](auto) {
+        // The first query sees up to p0 + right, the last down to
+        // p1 - left.
+        Band band = bandOf(mask);
+        Int shift = alignmentShift(m, band.alignment, qLen, kvLen);
+        Int p0 = m.add(i0, shift), p1 = m.add(i1, shift);
+        Int right = m.constant(band.right);
+        TileClass<Bool> tile{m.lt(m.add(p1, right), j0),
+                             m.le(j1, m.add(p0, right))};
+        if (band.left) {
+          Int left = m.constant(*band.left);
+          tile.hidesAll = m.either(tile.hidesAll, m.lt(j1, m.sub(p0, left)));
+          tile.showsAll = m.both(m.le(m.sub(p1, left), j0), tile.showsAll);
+        }
+        return tile;
+      })
+      .Case([&](ChunkedMaskAttr chunked) {
+        int64_t c = chunked.getSize();
+        Int ci0 = m.floorDiv(i0, c), ci1 = m.floorDiv(i1, c);
+        Int cj0 = m.floorDiv(j0, c), cj1 = m.floorDiv(j1, c);
+        return TileClass<Bool>{
+            m.either(m.lt(ci1, cj0), m.lt(cj1, ci0)),
+            m.both(m.both(m.eq(ci0, ci1), m.eq(cj0, cj1)), m.eq(ci0, cj0))};
+      })
+      .Case([&](PrefixMaskAttr prefix) {
+        int64_t p = prefix.getSize();
+        return TileClass<Bool>{m.both(m.ge(j0, p), m.lt(i1, j0)),
+                               m.le(j1, m.max(m.constant(p - 1), i0))};
+      })
+      .Case([&](StridedMaskAttr strided) {
+        // Hidden: no d >= 0 below L or at a multiple of L. Shown: every d is
+        // >= 0 and below L or (one d) a multiple of L.
+        int64_t l = strided.getStride();
+        auto [dlo, dhi] = diffRange();
+        Int a = m.max(dlo, zero);
+        Bool hides =
+            m.either(m.lt(dhi, zero),
+                     m.both(m.ge(a, l), m.negate(m.holdsMultiple(a, dhi, l))));
+        Bool onlyMultiples = l == 1
+                                 ? m.truth(true)
+                                 : m.both(m.eq(m.max(dlo, m.constant(l)), dhi),
+                                          m.eq(m.floorMod(dhi, l), zero));
+        return TileClass<Bool>{
+            hides,
+            m.both(m.ge(dlo, 0), m.either(m.ltConst(dhi, l), onlyMultiples))};
+      })
+      .Case([&](FixedMaskAttr fixed) {
+        int64_t l = fixed.getStride(), c = fixed.getSummary();
+        Int bi0 = m.floorDiv(i0, l), bi1 = m.floorDiv(i1, l);
+        // A causal pair in one block: the blocks overlap and j0 <= i1.
+        Bool sameBlock =
+            m.both(m.le(j0, i1), m.le(m.max(bi0, m.floorDiv(j0, l)),
+                                      m.min(bi1, m.floorDiv(j1, l))));
+        // A summary key j <= i1: one of [j0, min(j1, i1)] in a block's tail.
+        Bool summary = m.truth(false);
+        if (c) {
+          Int b = m.min(j1, i1);
+          Int firstTail = m.add(m.mul(m.floorDiv(j0, l), l), m.constant(l - c));
+          summary = m.both(m.le(j0, b), m.either(m.ge(m.floorMod(j0, l), l - c),
+                                                 m.le(firstTail, b)));
+        }
+        // Shown: every j <= i0, and each key is a summary key or in the one
+        // block of every query.
+        Int blockStart = m.mul(bi0, l);
+        Bool ownBlock = m.both(
+            m.both(m.eq(bi0, bi1),
+                   allSummary(j0, m.min(j1, m.sub(blockStart, m.constant(1))),
+                              l, c)),
+            allSummary(m.max(j0, m.add(blockStart, m.constant(l))), j1, l, c));
+        Bool shows =
+            m.both(m.le(j1, i0), m.either(allSummary(j0, j1, l, c), ownBlock));
+        return TileClass<Bool>{m.negate(m.either(sameBlock, summary)), shows};
+      })
+      .Case([&](DilatedMaskAttr dilated) {
+        int64_t dil = dilated.getDilation();
+        int64_t widest = (dilated.getWindow() - 1) * dil;
+        auto [dlo, dhi] = diffRange();
+        Int a = m.max(dlo, zero), z = m.min(dhi, m.constant(widest));
+        Bool hides = m.either(m.lt(z, a), m.negate(m.holdsMultiple(a, z, dil)));
+        Bool steps =
+            dil == 1 ? m.truth(true)
+                     : m.both(m.eq(dlo, dhi), m.eq(m.floorMod(dlo, dil), zero));
+        return TileClass<Bool>{
+            hides,
+            m.both(m.both(m.ge(dlo, 0), m.le(dhi, m.constant(widest))), steps)};
+      })
+      .Case([&](GlobalMaskAttr global) {
+        int64_t g = global.getTokens();
+        return TileClass<Bool>{m.both(m.ge(i0, g), m.ge(j0, g)),
+                               m.either(m.ltConst(i1, g), m.ltConst(j1, g))};
+      })
+      .Case([&](UnionMaskAttr all) {
+        TileClass<Bool> result{m.truth(true), m.truth(false)};
+        for (StructuredMaskAttrInterface part : all.getMasks()) {
+          TileClass<Bool> one =
+              classifyTile(m, part, i0, i1, j0, j1, qLen, kvLen);
+          result = {m.both(result.hidesAll, one.hidesAll),
+                    m.either(result.showsAll, one.showsAll)};
+        }
+        return result;
+      })
+      .Case([&](IntersectionMaskAttr all) {
+        TileClass<Bool> result{m.truth(false), m.truth(true)};
+        for (StructuredMaskAttrInterface part : all.getMasks()) {
+          TileClass<Bool> one =
+              classifyTile(m, part, i0, i1, j0, j1, qLen, kvLen);
+          result = {m.either(result.hidesAll, one.hidesAll),
+                    m.both(result.showsAll, one.showsAll)};
+        }
+        return result;
+      });
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+bool mlir::attn::isMaskVisible(Attribute mask, int64_t qIdx, int64_t kvIdx,
+                               int64_t qLen, int64_t kvLen) {
+  MaskMath<ConstantMath> m;
+  return visible(m, cast<StructuredMaskAttrInterface>(mask), qIdx, kvIdx, qLen,
+                 kvLen);
+}
+
+bool mlir::attn::isMaskAllVisible(Attribute mask, int64_t qLen, int64_t kvLen) {
+  if (qLen <= 0 || kvLen <= 0)
+    return true;
+  MaskMath<ConstantMath> m;
+  return classifyTile(m, cast<StructuredMaskAttrInterface>(mask), 0, qLen - 1,
+                      0, kvLen - 1, qLen, kvLen)
+      .showsAll;
+}
+
+Value mlir::attn::buildMaskVisible(OpBuilder &b, Location loc,
+                                   StructuredMaskAttrInterface mask, Value q,
+                                   Value kv, Value qLen, Value kvLen) {
+  MaskMath<IRMath> m{{b, loc}};
+  return visible(m, mask, q, kv, qLen, kvLen);
+}
+
+std::pair<Value, Value>
+mlir::attn::buildMaskKeyHull(OpBuilder &b, Location loc,
+                             StructuredMaskAttrInterface mask, Value qFirst,
+                             Value qLast, Value qLen, Value kvLen) {
+  MaskMath<IRMath> m{{b, loc}};
+  return keyHull(m, mask, qFirst, qLast, qLen, kvLen);
+}
+
+MaskTileValues mlir::attn::buildMaskTile(OpBuilder &b, Location loc,
+                                         StructuredMaskAttrInterface mask,
+                                         Value qFirst, Value qLast,
+                                         Value kvFirst, Value kvLast,
+                                         Value qLen, Value kvLen) {
+  MaskMath<IRMath> m{{b, loc}};
+  TileClass<Value> tile =
+      classifyTile(m, mask, qFirst, qLast, kvFirst, kvLast, qLen, kvLen);
+  return {tile.hidesAll, tile.showsAll};
+}
+
+bool mlir::attn::isBandMask(StructuredMaskAttrInterface mask) {
+  return isa_and_nonnull<CausalMaskAttr, SlidingWindowMaskAttr>(mask);
+}
