@@ -85,16 +85,22 @@ def ClassifyBlocks : Pass<"attn-classify-blocks"> {
     any of its queries can see and slices K, V and the key dimension of mask
     and bias down to them, advancing the key offset:
 
-    * causal masks (both alignments) end the keys at the last query's
-      diagonal; sliding windows bound them on both sides;
+    * the structured mask bounds them (causal masks end the keys at the last
+      query's diagonal, sliding windows bound them on both sides, chunks to
+      the queries' chunks, global tokens to the first tokens, ...);
     * in an attention of one batch entry, `kv_lens[b]` ends them too, and the
       operand is dropped since the cut applies it exactly.
+
+    The cut starts on a multiple of the key tile of the fused loop, so its
+    tiles lie on one grid of the whole problem (and match a brute-force
+    count of the tiles a mask leaves visible).
 
     Skipped blocks are then never visited by any lowering: the fused loop of
     `attn-fuse-online-softmax` runs over what is left and decides per key
     tile whether the band shows it fully (no per-element mask) or partially;
     `attn-run --json` reports both counts (`tiles_total`, `tiles_computed`).
-    Attentions with neither a band nor a usable kv_lens are left alone.
+    Attentions with neither a structured mask nor a usable kv_lens are left
+    alone.
 
     ```mlir
     // Query tile [64, 128) of a causal attention over 1024 keys:
@@ -104,6 +110,14 @@ def ClassifyBlocks : Pass<"attn-classify-blocks"> {
     %k0 = tensor.extract_slice %k[0, 0, 0, 0] [1, 2, %n, 64] ...
     ```
   }];
+  let options = [
+    Option<"kvTileSize", "kv-tile-size", "int64_t", /*default=*/"0",
+           "The key tile of the fused loop, that cuts start on a multiple of "
+           "(0 with l2-cache-size 0: anywhere)">,
+    Option<"l2CacheSize", "l2-cache-size", "int64_t", /*default=*/"0",
+           "With kv-tile-size=0, derive the key tile as "
+           "attn-fuse-online-softmax does">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::tensor::TensorDialect",

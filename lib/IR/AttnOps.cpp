@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -343,7 +344,8 @@ LogicalResult AttentionOp::verifyRegions() {
 
 namespace {
 /// Drops a structured mask that hides no key for the static sequence lengths,
-/// e.g. a bottom-right causal mask when decoding one token.
+/// e.g. a bottom-right causal mask when decoding one token; in a tile, at its
+/// constant offsets in the whole problem.
 struct DropMaskThatHidesNothing : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -358,7 +360,20 @@ struct DropMaskThatHidesNothing : OpRewritePattern<AttentionOp> {
     int64_t kvLen = unpackDims(kType, op.getLayout()).seq;
     if (ShapedType::isDynamic(qLen) || ShapedType::isDynamic(kvLen))
       return rewriter.notifyMatchFailure(op, "dynamic sequence length");
-    if (!mask.isAllVisible(qLen, kvLen))
+    // Where the tile sits: (query, key) offsets and the whole (Sq, Sk).
+    int64_t at[4] = {0, 0, qLen, kvLen};
+    if (!op.getOffsets().empty()) {
+      Value where[4] = {op.getOffsets()[2], op.getOffsets()[3],
+                        op.getExtents()[0], op.getExtents()[1]};
+      for (auto [value, constant] : llvm::zip(where, at)) {
+        APInt v;
+        if (!matchPattern(value, m_ConstantInt(&v)))
+          return rewriter.notifyMatchFailure(op, "tile position not constant");
+        constant = v.getSExtValue();
+      }
+    }
+    if (!isMaskTileAllVisible(mask, at[0], at[0] + qLen - 1, at[1],
+                              at[1] + kvLen - 1, at[2], at[3]))
       return rewriter.notifyMatchFailure(op, "mask hides some keys");
     rewriter.modifyOpInPlace(op, [&] { op.removeStructuredMaskAttr(); });
     return success();

@@ -278,6 +278,33 @@ keyHull(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
 // Does a tile hide or show every pair
 //===----------------------------------------------------------------------===//
 
+/// The bounds of d = i - j a pattern of d alone keeps to (either may be
+/// open); nothing for the other patterns.
+template <typename Int>
+struct DiffBounds {
+  std::optional<Int> lo, hi;
+};
+template <typename M, typename Int = typename M::Int>
+static std::optional<DiffBounds<Int>>
+diffBounds(M &m, StructuredMaskAttrInterface mask, typename M::Int qLen,
+           typename M::Int kvLen) {
+  if (isBandMask(mask)) {
+    // j <= i + shift + right, and i + shift - left <= j.
+    Band band = bandOf(mask);
+    Int shift = alignmentShift(m, band.alignment, qLen, kvLen);
+    DiffBounds<Int> bounds{m.sub(m.constant(-band.right), shift), {}};
+    if (band.left)
+      bounds.hi = m.sub(m.constant(*band.left), shift);
+    return bounds;
+  }
+  if (isa<StridedMaskAttr>(mask))
+    return DiffBounds<Int>{m.constant(0), {}};
+  if (auto dilated = dyn_cast<DilatedMaskAttr>(mask))
+    return DiffBounds<Int>{m.constant(0), m.constant((dilated.getWindow() - 1) *
+                                                     dilated.getDilation())};
+  return std::nullopt;
+}
+
 template <typename Bool>
 struct TileClass {
   Bool hidesAll, showsAll;
@@ -403,12 +430,40 @@ classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
         return result;
       })
       .Case([&](IntersectionMaskAttr all) {
+        // The patterns of d alone first narrow the tile's [dlo, dhi] to the
+        // d all their bounds allow, [a, z]; then a strided or dilated part
+        // needs one of its steps in it. Exact with at most one such part
+        // and no other kind; any other part hides on its own (sound).
+        auto [a, z] = diffRange();
         TileClass<Bool> result{m.truth(false), m.truth(true)};
+        SmallVector<StructuredMaskAttrInterface> stepped;
         for (StructuredMaskAttrInterface part : all.getMasks()) {
           TileClass<Bool> one =
               classifyTile(m, part, i0, i1, j0, j1, qLen, kvLen);
-          result = {m.either(result.hidesAll, one.hidesAll),
-                    m.both(result.showsAll, one.showsAll)};
+          result.showsAll = m.both(result.showsAll, one.showsAll);
+          std::optional<DiffBounds<Int>> bounds =
+              diffBounds(m, part, qLen, kvLen);
+          if (!bounds) {
+            result.hidesAll = m.either(result.hidesAll, one.hidesAll);
+            continue;
+          }
+          if (bounds->lo)
+            a = m.max(a, *bounds->lo);
+          if (bounds->hi)
+            z = m.min(z, *bounds->hi);
+          if (isa<StridedMaskAttr, DilatedMaskAttr>(part))
+            stepped.push_back(part);
+        }
+        result.hidesAll = m.either(result.hidesAll, m.lt(z, a));
+        for (StructuredMaskAttrInterface part : stepped) {
+          Bool step;
+          if (auto strided = dyn_cast<StridedMaskAttr>(part))
+            step = m.either(m.ltConst(a, strided.getStride()),
+                            m.holdsMultiple(a, z, strided.getStride()));
+          else
+            step = m.holdsMultiple(a, z,
+                                   cast<DilatedMaskAttr>(part).getDilation());
+          result.hidesAll = m.either(result.hidesAll, m.negate(step));
         }
         return result;
       });
@@ -427,11 +482,18 @@ bool mlir::attn::isMaskVisible(Attribute mask, int64_t qIdx, int64_t kvIdx,
 }
 
 bool mlir::attn::isMaskAllVisible(Attribute mask, int64_t qLen, int64_t kvLen) {
-  if (qLen <= 0 || kvLen <= 0)
+  return isMaskTileAllVisible(mask, 0, qLen - 1, 0, kvLen - 1, qLen, kvLen);
+}
+
+bool mlir::attn::isMaskTileAllVisible(Attribute mask, int64_t qFirst,
+                                      int64_t qLast, int64_t kvFirst,
+                                      int64_t kvLast, int64_t qLen,
+                                      int64_t kvLen) {
+  if (qLast < qFirst || kvLast < kvFirst)
     return true;
   MaskMath<ConstantMath> m;
-  return classifyTile(m, cast<StructuredMaskAttrInterface>(mask), 0, qLen - 1,
-                      0, kvLen - 1, qLen, kvLen)
+  return classifyTile(m, cast<StructuredMaskAttrInterface>(mask), qFirst, qLast,
+                      kvFirst, kvLast, qLen, kvLen)
       .showsAll;
 }
 

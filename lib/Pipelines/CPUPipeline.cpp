@@ -65,7 +65,11 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
     tile.l2CacheSize = l2CacheSize;
     tile.parallelism = split.parallelism;
     pm.addPass(createTileAttention(tile));
-    pm.addPass(createClassifyBlocks());
+    // Cuts start on the fused loop's key tiles.
+    ClassifyBlocksOptions classify;
+    classify.kvTileSize = options.kvTileSize;
+    classify.l2CacheSize = l2CacheSize;
+    pm.addPass(createClassifyBlocks(classify));
     FuseOnlineSoftmaxOptions fuse;
     fuse.kvTileSize = options.kvTileSize;
     fuse.l2CacheSize = l2CacheSize;

@@ -286,10 +286,7 @@ int64_t mlir::attn::countVisibleTiles(const ReferenceProblem &p,
             for (int64_t j = 0; j < p.kvLen; ++j)
               if (!seen[j] && isKeyVisible(p, b, h, i, j))
                 seen[j] = true;
-        int64_t first = 0;
-        while (first < p.kvLen && !seen[first])
-          ++first;
-        for (int64_t j0 = first; j0 < p.kvLen; j0 += kvTile)
+        for (int64_t j0 = 0; j0 < p.kvLen; j0 += kvTile)
           for (int64_t j = j0; j < std::min(j0 + kvTile, p.kvLen); ++j)
             if (seen[j]) {
               ++count;

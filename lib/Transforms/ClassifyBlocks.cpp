@@ -59,7 +59,8 @@ static Value keyEndFromLengths(OpBuilder &b, Location loc, AttentionOp op,
 }
 
 FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
-                                                  AttentionOp op) {
+                                                  AttentionOp op,
+                                                  int64_t keyTile) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
@@ -90,6 +91,19 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
         rewriter, loc, arith::MaxSIOp::create(rewriter, loc, v, lo), hi);
   };
   begin = clamp(begin, zero, kvLen);
+  if (keyTile > 0) {
+    // Down to the grid of whole-problem key tiles.
+    Value tile = arith::ConstantIndexOp::create(rewriter, loc, keyTile);
+    Value first =
+        arith::AddIOp::create(rewriter, loc, begin, position.offsets[3]);
+    Value aligned = arith::MulIOp::create(
+        rewriter, loc, arith::DivUIOp::create(rewriter, loc, first, tile),
+        tile);
+    begin = arith::MaxSIOp::create(
+        rewriter, loc,
+        arith::SubIOp::create(rewriter, loc, aligned, position.offsets[3]),
+        zero);
+  }
   end = clamp(end, begin, kvLen);
   Value size = arith::SubIOp::create(rewriter, loc, end, begin);
 
@@ -160,13 +174,19 @@ KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,
 
 namespace {
 struct ClassifyBlocksPass : attn::impl::ClassifyBlocksBase<ClassifyBlocksPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });
     // Attentions without a band mask or usable kv_lens keep all their keys.
-    for (AttentionOp op : ops)
-      (void)classifyBlocks(rewriter, op);
+    for (AttentionOp op : ops) {
+      int64_t keyTile = kvTileSize > 0    ? int64_t(kvTileSize)
+                        : l2CacheSize > 0 ? deriveKeyTileSize(op, l2CacheSize)
+                                          : 0;
+      (void)classifyBlocks(rewriter, op, keyTile);
+    }
   }
 };
 } // namespace

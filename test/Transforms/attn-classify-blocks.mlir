@@ -1,4 +1,5 @@
 // RUN: attn-opt %s --attn-classify-blocks --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-classify-blocks=kv-tile-size=16 --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=GRID
 
 // A query tile [q, q + 16) under a window (left 8, right 2) can only see keys
 // [q - 8, q + 18), clamped to [0, Sk): K and V are cut to them and the key
@@ -114,4 +115,66 @@ func.func @nothing_to_cut(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x256x8xf32>,
                           tensor<1x2x256x8xf32>, tensor<1x2x256x8xf32>)
       outs(%o : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// Chunks of 32: query tile [40, 56) sees its chunk's keys [32, 64) only,
+// and those whole, so the canonicalizer drops the mask of the cut tile (at
+// its constant offsets).
+// CHECK-LABEL: func.func @chunked_tile
+// CHECK: %[[KT:.+]] = tensor.extract_slice %{{.+}}[0, 0, 32, 0] [1, 1, 32, 8] [1, 1, 1, 1] : tensor<1x1x128x8xf32> to tensor<1x1x32x8xf32>
+// CHECK: attn.attention ins(%{{.+}}, %[[KT]], %[[KT]] : {{.*}}) offsets(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : index, index, index, index)
+// CHECK-NOT: structured_mask
+// CHECK: return
+func.func @chunked_tile(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x128x8xf32>,
+                        %o: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c40 = arith.constant 40 : index
+  %c128 = arith.constant 128 : index
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x1x16x8xf32>,
+                          tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>)
+      offsets(%c0, %c0, %c40, %c0 : index, index, index, index)
+      extents(%c128, %c128 : index, index)
+      outs(%o : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.chunked<size = 32>} -> tensor<1x1x16x8xf32>
+  return %0 : tensor<1x1x16x8xf32>
+}
+
+// -----
+
+// Global tokens: rows past the 4 global ones see keys [0, 4) only; with
+// kv-tile-size=16 a window cut starting at key 20 (query 40 - 20) starts on
+// the tile grid instead, at key 16.
+// CHECK-LABEL: func.func @global_rows
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 0, 0] [1, 1, 4, 8] [1, 1, 1, 1] : tensor<1x1x128x8xf32> to tensor<1x1x4x8xf32>
+// GRID-LABEL: func.func @global_rows
+// GRID-LABEL: func.func @window_on_grid
+// GRID: tensor.extract_slice %{{.+}}[0, 0, 16, 0] [1, 1, 40, 8] [1, 1, 1, 1] : tensor<1x1x128x8xf32> to tensor<1x1x40x8xf32>
+func.func @global_rows(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x128x8xf32>,
+                       %o: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c40 = arith.constant 40 : index
+  %c128 = arith.constant 128 : index
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x1x16x8xf32>,
+                          tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>)
+      offsets(%c0, %c0, %c40, %c0 : index, index, index, index)
+      extents(%c128, %c128 : index, index)
+      outs(%o : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.global<tokens = 4>} -> tensor<1x1x16x8xf32>
+  return %0 : tensor<1x1x16x8xf32>
+}
+func.func @window_on_grid(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x128x8xf32>,
+                          %o: tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c40 = arith.constant 40 : index
+  %c128 = arith.constant 128 : index
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x1x16x8xf32>,
+                          tensor<1x1x128x8xf32>, tensor<1x1x128x8xf32>)
+      offsets(%c0, %c0, %c40, %c0 : index, index, index, index)
+      extents(%c128, %c128 : index, index)
+      outs(%o : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.sliding_window<left = 20, right = 0>}
+      -> tensor<1x1x16x8xf32>
+  return %0 : tensor<1x1x16x8xf32>
 }

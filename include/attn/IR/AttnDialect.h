@@ -22,6 +22,11 @@ namespace mlir::attn {
 bool isMaskVisible(Attribute mask, int64_t qIdx, int64_t kvIdx, int64_t qLen,
                    int64_t kvLen);
 bool isMaskAllVisible(Attribute mask, int64_t qLen, int64_t kvLen);
+/// Whether `mask` shows every key of [kvFirst, kvLast] to every query of
+/// [qFirst, qLast] (whole-problem positions of a problem of qLen x kvLen).
+bool isMaskTileAllVisible(Attribute mask, int64_t qFirst, int64_t qLast,
+                          int64_t kvFirst, int64_t kvLast, int64_t qLen,
+                          int64_t kvLen);
 } // namespace mlir::attn
 
 #include "attn/IR/AttnAttrInterfaces.h.inc"

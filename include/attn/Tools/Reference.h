@@ -89,10 +89,9 @@ void referenceAttention(const ReferenceProblem &p, const float *q,
 int64_t countVisiblePairs(const ReferenceProblem &p);
 
 /// Brute force: the (query tile, key tile) pairs a fused loop must visit,
-/// summed over (batch, kv head). Query tiles are `queryTile` rows of every
-/// query head sharing the kv head; per query tile, key tiles of `kvTile`
-/// start at the first key any of its queries sees, and count when a query
-/// of the tile sees one of their keys.
+/// summed over (batch, kv head): query tiles of `queryTile` rows of every
+/// query head sharing the kv head, key tiles of `kvTile` keys, and a pair
+/// counts when a query of the one sees a key of the other.
 int64_t countVisibleTiles(const ReferenceProblem &p, int64_t queryTile,
                           int64_t kvTile);
 

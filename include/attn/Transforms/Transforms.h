@@ -46,12 +46,15 @@ FailureOr<Value> decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
                                                   FinalizeOnlineAttentionOp op);
 
 /// Block skipping: replaces `op` with the same attention over only the keys
-/// that some query of it can see, by its band mask (causal, sliding window;
+/// that some query of it can see, by its structured mask (buildMaskKeyHull;
 /// whole-problem positions from its offsets/extents) and, when it holds one
-/// batch entry, kv_lens (then dropped: the cut applies it). K, V and the key
+/// batch entry, kv_lens (then dropped: the cut applies it). The cut starts
+/// on a whole-problem multiple of `keyTile` (when positive), so the key
+/// tiles of the fused loop are those of a fixed grid. K, V and the key
 /// dimension of mask and bias are sliced, the key offset advanced. Fails when
 /// there is nothing to cut by.
-FailureOr<AttentionOp> classifyBlocks(RewriterBase &rewriter, AttentionOp op);
+FailureOr<AttentionOp> classifyBlocks(RewriterBase &rewriter, AttentionOp op,
+                                      int64_t keyTile = 0);
 
 struct AttentionPosition;
 

@@ -79,6 +79,41 @@ func.func @dynamic_length(%q: tensor<1x4x?x16xf32>, %k: tensor<1x4x?x16xf32>,
 
 // -----
 
+// A tile is judged where it sits: query 0 against key 4 of a causal mask
+// hides the key (although a 1 x 1 problem at the origin would not), query 8
+// against keys [0, 4) shows them all, and a chunk tile inside one chunk too.
+// CHECK-LABEL: func.func @tiles_at_offsets
+// CHECK: structured_mask = #attn.causal<top_left>
+// CHECK-NOT: structured_mask
+// CHECK: return
+func.func @tiles_at_offsets(%q: tensor<1x1x1x16xf32>, %k1: tensor<1x1x1x16xf32>,
+                            %k4: tensor<1x1x4x16xf32>,
+                            %o: tensor<1x1x1x16xf32>)
+    -> (tensor<1x1x1x16xf32>, tensor<1x1x1x16xf32>, tensor<1x1x1x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %0 = attn.attention ins(%q, %k1, %k1 : tensor<1x1x1x16xf32>,
+                          tensor<1x1x1x16xf32>, tensor<1x1x1x16xf32>)
+      offsets(%c0, %c0, %c0, %c4 : index, index, index, index)
+      extents(%c16, %c16 : index, index) outs(%o : tensor<1x1x1x16xf32>)
+      {structured_mask = #attn.causal<top_left>} -> tensor<1x1x1x16xf32>
+  %1 = attn.attention ins(%q, %k4, %k4 : tensor<1x1x1x16xf32>,
+                          tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>)
+      offsets(%c0, %c0, %c8, %c0 : index, index, index, index)
+      extents(%c16, %c16 : index, index) outs(%o : tensor<1x1x1x16xf32>)
+      {structured_mask = #attn.causal<top_left>} -> tensor<1x1x1x16xf32>
+  %2 = attn.attention ins(%q, %k4, %k4 : tensor<1x1x1x16xf32>,
+                          tensor<1x1x4x16xf32>, tensor<1x1x4x16xf32>)
+      offsets(%c0, %c0, %c8, %c8 : index, index, index, index)
+      extents(%c16, %c16 : index, index) outs(%o : tensor<1x1x1x16xf32>)
+      {structured_mask = #attn.chunked<size = 8>} -> tensor<1x1x1x16xf32>
+  return %0, %1, %2 : tensor<1x1x1x16xf32>, tensor<1x1x1x16xf32>, tensor<1x1x1x16xf32>
+}
+
+// -----
+
 // Attention has no side effects: an unused one is erased.
 // CHECK-LABEL: func.func @dead
 // CHECK-NOT: attn.attention
