@@ -16,6 +16,67 @@ import os
 import sys
 import time
 
+def parse_spec(text):
+    spec = dict(kv.split("=", 1) for kv in text.split(","))
+    s = {"b": int(spec["b"]), "hq": int(spec["hq"]), "sq": int(spec["sq"]),
+         "d": int(spec["d"])}
+    s["hkv"] = int(spec.get("hkv", s["hq"]))
+    s["sk"] = int(spec.get("sk", s["sq"]))
+    s["dv"] = int(spec.get("dv", s["d"]))
+    s["dtype"] = spec.get("dtype", "f32")
+    s["layout"] = spec.get("layout", "bhsd")
+    s["mask"] = spec.get("mask", "none")
+    return s
+
+
+def term_shows(s, term, i, j):
+    """One `mask=` term (README definitions) over index grids."""
+    name, *nums = term.split(":")
+    a, b = (list(map(int, nums)) + [0, 0])[:2]
+    d = i - j
+    if name == "causal":
+        return j <= i
+    if name == "causal_bottom_right":
+        return j <= i + s["sk"] - s["sq"]
+    if name == "window":
+        return (j >= i - a) & (j <= i + b)
+    if name == "chunked":
+        return i // a == j // a
+    if name == "prefix":
+        return (j < a) | (j <= i)
+    if name == "strided":
+        return (j <= i) & ((d < a) | (d % a == 0))
+    if name == "fixed":
+        return (j <= i) & ((j // a == i // a) | (j % a >= a - b))
+    if name == "dilated":
+        return (j <= i) & (d < a * b) & (d % b == 0)
+    if name == "global":
+        return (i < a) | (j < a)
+    raise ValueError(f"unknown mask term {term!r}")
+
+
+def shows(s, i, j):
+    """Whether `mask=` of spec `s` shows key j to query i (ints or grids)."""
+    if s["mask"] == "none":
+        return True
+    any_ = False
+    for alternative in s["mask"].split("|"):
+        every = True
+        for term in alternative.split("&"):
+            every = every & term_shows(s, term, i, j)
+        any_ = any_ | every
+    return any_
+
+
+# `gpu-check.py --visible SPEC`: the number of visible (query, key) pairs,
+# without torch or a GPU (tests compare it with gpu-driver's).
+if __name__ == "__main__" and sys.argv[1:2] == ["--visible"]:
+    spec = parse_spec(sys.argv[2])
+    print("visible %d" % sum(bool(shows(spec, i, j))
+                             for i in range(spec["sq"])
+                             for j in range(spec["sk"])))
+    sys.exit(0)
+
 try:
     import torch
     import torch.nn.functional as F
@@ -61,31 +122,12 @@ def dltensor(t):
     return d
 
 
-def parse_spec(text):
-    spec = dict(kv.split("=", 1) for kv in text.split(","))
-    s = {"b": int(spec["b"]), "hq": int(spec["hq"]), "sq": int(spec["sq"]),
-         "d": int(spec["d"])}
-    s["hkv"] = int(spec.get("hkv", s["hq"]))
-    s["sk"] = int(spec.get("sk", s["sq"]))
-    s["dv"] = int(spec.get("dv", s["d"]))
-    s["dtype"] = spec.get("dtype", "f32")
-    s["layout"] = spec.get("layout", "bhsd")
-    s["mask"] = spec.get("mask", "none")
-    return s
-
-
 def visible(s, rows, device):
     """[len(rows), Sk] bool: which keys each sampled query row sees."""
     i = rows.view(-1, 1)
     j = torch.arange(s["sk"], device=device).view(1, -1)
-    mask = s["mask"]
-    shift = s["sk"] - s["sq"] if mask.endswith("bottom_right") else 0
-    if mask.startswith("causal"):
-        return j <= i + shift
-    if mask.startswith("window"):
-        _, left, right = mask.split(":")
-        return (j >= i - int(left)) & (j <= i + int(right))
-    return torch.ones(len(rows), s["sk"], dtype=torch.bool, device=device)
+    seen = torch.zeros(len(rows), s["sk"], dtype=torch.bool, device=device)
+    return seen | shows(s, i, j)
 
 
 def to_bhsd(t, layout):

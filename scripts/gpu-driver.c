@@ -28,13 +28,64 @@ typedef const char *(*error_fn)(int);
 
 enum dtype { F32, F16, BF16 };
 
+/* One term of `mask=`: its name and up to two numbers. */
+typedef struct {
+  char name[24];
+  long long a, b;
+} mask_term_t;
+
+#define MAX_TERMS 16
+
 typedef struct {
   int64_t b, hq, hkv, sq, sk, d, dv;
   enum dtype dtype;
   int bshd;
-  int mask; /* 0 none, 1 causal, 2 causal bottom-right, 3 window */
-  int64_t left, right;
+  /* The mask: a union (|) of intersections (&) of terms; `joins[t]` is 1
+   * when term t starts a new alternative. No terms: no mask. */
+  int terms;
+  mask_term_t term[MAX_TERMS];
+  int joins[MAX_TERMS];
 } spec_t;
+
+/* Parses `mask=` into `s`; 0 on a malformed or unknown term. */
+static int parse_mask(char *value, spec_t *s) {
+  char *p = value;
+  if (!strcmp(value, "none"))
+    return 1;
+  while (*p) {
+    mask_term_t *t = &s->term[s->terms];
+    int n = 0, len = 0;
+    if (s->terms == MAX_TERMS)
+      return 0;
+    s->joins[s->terms] = s->terms == 0 || p[-1] == '|';
+    while (p[len] && p[len] != '|' && p[len] != '&' && p[len] != ':')
+      ++len;
+    if (len == 0 || len >= (int)sizeof t->name)
+      return 0;
+    memcpy(t->name, p, (size_t)len);
+    t->name[len] = 0;
+    p += len;
+    while (*p == ':' && n < 2) {
+      long long v = strtoll(p + 1, &p, 10);
+      if (n++ == 0)
+        t->a = v;
+      else
+        t->b = v;
+    }
+    if (strcmp(t->name, "causal") && strcmp(t->name, "causal_bottom_right") &&
+        strcmp(t->name, "window") && strcmp(t->name, "chunked") &&
+        strcmp(t->name, "prefix") && strcmp(t->name, "strided") &&
+        strcmp(t->name, "fixed") && strcmp(t->name, "dilated") &&
+        strcmp(t->name, "global"))
+      return 0;
+    ++s->terms;
+    if (*p == '|' || *p == '&')
+      ++p;
+    else if (*p)
+      return 0;
+  }
+  return 1;
+}
 
 static int parse_spec(const char *text, spec_t *s) {
   char buf[512], *save = 0, *item;
@@ -69,14 +120,7 @@ static int parse_spec(const char *text, spec_t *s) {
     else if (!strcmp(item, "layout"))
       s->bshd = !strcmp(value, "bshd");
     else if (!strcmp(item, "mask")) {
-      if (!strcmp(value, "causal"))
-        s->mask = 1;
-      else if (!strcmp(value, "causal_bottom_right"))
-        s->mask = 2;
-      else if (sscanf(value, "window:%lld:%lld", (long long *)&s->left,
-                      (long long *)&s->right) == 2)
-        s->mask = 3;
-      else if (strcmp(value, "none"))
+      if (!parse_mask(value, s))
         return 0;
     } else if (strcmp(item, "scale") && strcmp(item, "dynamic"))
       return 0;
@@ -98,17 +142,39 @@ static int64_t at(const spec_t *s, int64_t batch, int64_t head, int64_t pos,
                  : ((batch * heads + head) * seq + pos) * dim + x;
 }
 
+/* Whether term `t` shows key j to query i (definitions of the README). */
+static int term_shows(const spec_t *s, const mask_term_t *t, int64_t i,
+                      int64_t j) {
+  int64_t d = i - j, a = t->a, b = t->b;
+  if (!strcmp(t->name, "causal"))
+    return j <= i;
+  if (!strcmp(t->name, "causal_bottom_right"))
+    return j <= i + s->sk - s->sq;
+  if (!strcmp(t->name, "window"))
+    return j >= i - a && j <= i + b;
+  if (!strcmp(t->name, "chunked"))
+    return i / a == j / a;
+  if (!strcmp(t->name, "prefix"))
+    return j < a || j <= i;
+  if (!strcmp(t->name, "strided"))
+    return j <= i && (d < a || d % a == 0);
+  if (!strcmp(t->name, "fixed"))
+    return j <= i && (j / a == i / a || j % a >= a - b);
+  if (!strcmp(t->name, "dilated"))
+    return j <= i && d < a * b && d % b == 0;
+  return i < a || j < a; /* global */
+}
+
 static int is_visible(const spec_t *s, int64_t i, int64_t j) {
-  int64_t shift = s->mask == 2 ? s->sk - s->sq : 0;
-  switch (s->mask) {
-  case 1:
-  case 2:
-    return j <= i + shift;
-  case 3:
-    return j >= i - s->left && j <= i + s->right;
-  default:
-    return 1;
+  int t = 0, any = s->terms == 0;
+  while (t < s->terms && !any) {
+    int all = 1;
+    do
+      all = all && term_shows(s, &s->term[t], i, j);
+    while (++t < s->terms && !s->joins[t]);
+    any = all;
   }
+  return any;
 }
 
 /* IEEE half from float, rounding to nearest even (portable: no _Float16). */
@@ -260,6 +326,15 @@ int main(int argc, char **argv) {
   int saw_nan = 0;
   int64_t group, r, rows[96], nrows = 0, b, h, j, x;
   unsigned char *result;
+  /* gpu-driver --visible SPEC: the visible (query, key) pairs, no GPU. */
+  if (argc == 3 && !strcmp(argv[1], "--visible") && parse_spec(argv[2], &s)) {
+    int64_t i, count = 0;
+    for (i = 0; i < s.sq; ++i)
+      for (j = 0; j < s.sk; ++j)
+        count += is_visible(&s, i, j);
+    printf("visible %lld\n", (long long)count);
+    return 0;
+  }
   if (argc != 4 || !parse_spec(argv[3], &s)) {
     fprintf(stderr, "usage: gpu-driver LIBRARY NAME SPEC (got a bad spec)\n");
     return 2;

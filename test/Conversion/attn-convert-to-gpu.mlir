@@ -230,3 +230,30 @@ func.func @dynamic_heads(%q: tensor<1x?x16x32xf32>, %k: tensor<1x?x16x32xf32>,
       outs(%o : tensor<1x?x16x32xf32>) -> tensor<1x?x16x32xf32>
   return %0 : tensor<1x?x16x32xf32>
 }
+
+// -----
+
+// A sparse pattern: the block's keys start at its chunk (floor(qFirst / 64)
+// * 64), a key tile the chunks prove hidden is skipped whole (the branch is
+// the block's), one every row sees whole runs without the per-score test,
+// and the rest test chunk(i) == chunk(j) per score.
+// CHECK-LABEL: gpu.func @chunked
+// CHECK: arith.floordivsi %{{.+}}, %[[C64:.+]] : index
+// CHECK: scf.for
+// CHECK: %[[HIDDEN:.+]] = arith.ori
+// CHECK: scf.if %[[HIDDEN]]
+// CHECK: } else {
+// CHECK: scf.if %{{.+}} -> (f32, f32, vector<32xf32>) {
+// CHECK-NOT: arith.floordivsi
+// CHECK: } else {
+// CHECK: arith.floordivsi
+// CHECK: arith.cmpi eq
+func.func @chunked(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
+                   %v: tensor<1x2x?x32xf32>, %o: tensor<1x2x?x32xf32>)
+    -> tensor<1x2x?x32xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x?x32xf32>,
+                          tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>)
+      outs(%o : tensor<1x2x?x32xf32>)
+      {structured_mask = #attn.chunked<size = 64>} -> tensor<1x2x?x32xf32>
+  return %0 : tensor<1x2x?x32xf32>
+}
