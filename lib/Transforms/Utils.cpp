@@ -255,6 +255,12 @@ static int64_t getFeatureSize(AttentionOp op) {
 
 int64_t mlir::attn::deriveKeyTileSize(AttentionOp op, int64_t l2CacheSize) {
   int64_t keys = l2CacheSize / (16 * getFeatureSize(op));
+  // Under a sliding window, tiles wider than half the window are mostly
+  // hidden keys (window:256:0 at S = 8192: 512-key tiles visit 9.2 % of the
+  // tiles, 128-key ones 4.6 %, in the same time).
+  if (auto window =
+          dyn_cast_or_null<SlidingWindowMaskAttr>(op.getStructuredMaskAttr()))
+    keys = std::min(keys, (window.getLeft() + window.getRight() + 1) / 2);
   return std::clamp<int64_t>(keys / 64 * 64, 64, 1024);
 }
 

@@ -128,8 +128,9 @@ boundMaskMod(OpBuilder &b, Location loc, Region &maskMod,
 /// Tile sizes of the fused kernel derived from the L2 cache per core, by the
 /// rule of ONNX Runtime's flash attention: key tiles of
 /// Bc = L2 / (16 (D + Dv)) keys (K and V tiles take a quarter of L2), rounded
-/// down to whole 64-key chunks of the micro-kernel and kept within [64, 1024];
-/// query tiles of Br = min(Bc, D + Dv, 128). A dynamic D or Dv counts as 64.
+/// down to whole 64-key chunks of the micro-kernel and kept within [64, 1024]
+/// (and under a sliding window, to at most half its width); query tiles of
+/// Br = min(Bc, D + Dv, 128). A dynamic D or Dv counts as 64.
 int64_t deriveKeyTileSize(AttentionOp op, int64_t l2CacheSize);
 /// With static sizes, the query tile also halves (down to 16) while there are
 /// fewer than 2 (batch, kv head, query tile) tiles per thread of
