@@ -189,6 +189,11 @@ private:
   /// past `end` as 0) into the shared `tile` [kvTile, dim].
   void stageTile(Value tile, Value source, Value batch, Value kvHead,
                  Value tileStart, Value end, Value sk, int64_t dim, Value tid);
+  /// Whether row r of a K or V tile from `tileStart` holds a key before
+  /// `end`, and the offset of the key row it reads (rows past the end read
+  /// the last visible key, in bounds).
+  std::pair<Value, Value> stagedRow(Value batch, Value kvHead, Value tileStart,
+                                    Value r, Value end, Value sk, int64_t dim);
   /// The same as one cp.async group of 16-byte copies (rows past `end`
   /// zero-filled, the tile's element type kept); it lands after a
   /// cp.async.wait_group and a barrier.
@@ -243,14 +248,10 @@ void KernelBuilder::stageTile(Value tile, Value source, Value batch,
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
         Value r = div(e, index(dim)), c = rem(e, index(dim));
-        Value key = m.add(tileStart, r);
-        Value inside = m.slt(key, end);
-        // Rows past the end read the last visible key and store 0.
-        Value safeKey =
-            arith::SelectOp::create(b, loc, inside, key, m.sub(end, index(1)));
-        Value at =
-            m.add(rowOffset(batch, kvHead, safeKey, kvHeadCount, sk, dim), c);
-        Value value = memref::LoadOp::create(b, loc, source, at);
+        auto [inside, row] =
+            stagedRow(batch, kvHead, tileStart, r, end, sk, dim);
+        // Rows past the end store 0.
+        Value value = memref::LoadOp::create(b, loc, source, m.add(row, c));
         Type stored = getElementTypeOrSelf(tile.getType());
         if (element != stored)
           value = arith::ExtFOp::create(b, loc, stored, value);
@@ -260,6 +261,17 @@ void KernelBuilder::stageTile(Value tile, Value source, Value batch,
         memref::StoreOp::create(b, loc, value, tile, ValueRange{r, c});
         scf::YieldOp::create(b, loc);
       });
+}
+
+std::pair<Value, Value> KernelBuilder::stagedRow(Value batch, Value kvHead,
+                                                 Value tileStart, Value r,
+                                                 Value end, Value sk,
+                                                 int64_t dim) {
+  Value key = m.add(tileStart, r);
+  Value inside = m.slt(key, end);
+  Value safeKey =
+      arith::SelectOp::create(b, loc, inside, key, m.sub(end, index(1)));
+  return {inside, rowOffset(batch, kvHead, safeKey, kvHeadCount, sk, dim)};
 }
 
 void KernelBuilder::stageTileAsync(Value tile, Value source, Value batch,
@@ -279,13 +291,9 @@ void KernelBuilder::stageTileAsync(Value tile, Value source, Value batch,
     }
     Value r = div(e, index(chunksPerRow)),
           c = mul(rem(e, index(chunksPerRow)), index(chunk));
-    Value key = m.add(tileStart, r);
-    Value inside = m.slt(key, end);
-    // Rows past the end copy nothing from the last visible key: zeros.
-    Value safeKey =
-        arith::SelectOp::create(b, loc, inside, key, m.sub(end, index(1)));
-    Value at =
-        m.add(rowOffset(batch, kvHead, safeKey, kvHeadCount, sk, dim), c);
+    auto [inside, row] = stagedRow(batch, kvHead, tileStart, r, end, sk, dim);
+    Value at = m.add(row, c);
+    // Rows past the end copy nothing: zeros.
     Value count =
         arith::SelectOp::create(b, loc, inside, index(chunk), index(0));
     nvgpu::DeviceAsyncCopyOp::create(
