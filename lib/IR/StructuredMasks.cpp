@@ -204,8 +204,8 @@ static Bool visible(M &m, StructuredMaskAttrInterface mask, typename M::Int i,
 // Which keys can queries [i0, i1] see
 //===----------------------------------------------------------------------===//
 
-/// [begin, end): begin is the first key one of the queries sees (when any
-/// does), end is past the last one some query may see.
+/// [begin, end): no query sees a key before begin (for every mask but an
+/// intersection, begin is the first key one of them sees) or from end on.
 template <typename M, typename Int = typename M::Int>
 static std::pair<Int, Int>
 keyHull(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
@@ -213,7 +213,7 @@ keyHull(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
   Int zero = m.constant(0), past = m.add(i1, m.constant(1));
   return llvm::TypeSwitch<Attribute, std::pair<Int, Int>>(mask)
       .template Case<CausalMaskAttr, SlidingWindowMaskAttr>([&](auto) {
-        // j = i - d for d in [lo, hi].
+        // Query i sees down to i + shift - left and up to i + shift + right.
         Band band = bandOf(mask);
         Int shift = alignmentShift(m, band.alignment, qLen, kvLen);
         Int begin =

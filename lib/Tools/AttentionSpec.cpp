@@ -67,12 +67,14 @@ std::string AttentionSpec::str() const {
      << ",sq=" << qLen << ",sk=" << kvLen << ",d=" << headDim
      << ",dv=" << valueDim << ",dtype=" << dtype
      << ",layout=" << (layout == Layout::BHSD ? "bhsd" : "bshd");
-  if (scale) {
-    // 17 significant digits round-trip every double exactly.
+  // 17 significant digits round-trip every double exactly.
+  auto number = [](double value) {
     char buffer[64];
-    snprintf(buffer, sizeof(buffer), "%.17g", *scale);
-    os << ",scale=" << buffer;
-  }
+    snprintf(buffer, sizeof(buffer), "%.17g", value);
+    return std::string(buffer);
+  };
+  if (scale)
+    os << ",scale=" << number(*scale);
   os << ",mask=";
   if (mask.empty())
     os << "none";
@@ -84,6 +86,14 @@ std::string AttentionSpec::str() const {
             "&");
       },
       "|");
+  if (mod == ScoreMod::Alibi)
+    os << ",mod=alibi";
+  if (mod == ScoreMod::Softcap)
+    os << ",mod=softcap:" << number(softcap);
+  if (temperature)
+    os << ",temperature=" << number(*temperature);
+  if (kvLens)
+    os << ",kv_lens=random";
   if (dynamicBatch || dynamicHeads || dynamicSeq) {
     os << ",dynamic=";
     if (dynamicBatch)
@@ -186,24 +196,46 @@ static llvm::Error parseDynamic(StringRef value, AttentionSpec &spec) {
   return llvm::Error::success();
 }
 
-static llvm::Expected<double> parseScale(StringRef value) {
+/// Parses a finite positive f32 value of `key`.
+static llvm::Expected<double> parsePositive(StringRef key, StringRef value) {
   double result;
   // getAsDouble returns true on error; allow inexact decimal fractions.
   if (value.getAsDouble(result, /*AllowInexact=*/true))
-    return specError("'scale' must be a number, got '" + value + "'");
+    return specError("'" + key + "' must be a number, got '" + value + "'");
   // The op stores the scale as f32: it must stay finite and positive there.
   float asFloat = static_cast<float>(result);
   if (!std::isfinite(result) || result <= 0 || !std::isfinite(asFloat) ||
       asFloat <= 0)
-    return specError("'scale' must be a finite positive f32 value, got '" +
-                     value + "'");
+    return specError("'" + key +
+                     "' must be a finite positive f32 value, got '" + value +
+                     "'");
   return result;
+}
+
+static llvm::Error parseScoreMod(StringRef value, AttentionSpec &spec) {
+  if (value == "none")
+    return llvm::Error::success();
+  if (value == "alibi") {
+    spec.mod = AttentionSpec::ScoreMod::Alibi;
+    return llvm::Error::success();
+  }
+  if (value.consume_front("softcap:")) {
+    llvm::Expected<double> cap = parsePositive("mod=softcap", value);
+    if (!cap)
+      return cap.takeError();
+    spec.mod = AttentionSpec::ScoreMod::Softcap;
+    spec.softcap = *cap;
+    return llvm::Error::success();
+  }
+  return specError("unknown 'mod' value '" + value +
+                   "' (expected none, alibi or softcap:C)");
 }
 
 llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
   static constexpr const char *kKnownKeys[] = {
-      "b",  "hq",    "hkv",    "sq",    "sk",   "d",
-      "dv", "dtype", "layout", "scale", "mask", "dynamic"};
+      "b",    "hq",  "hkv",         "sq",      "sk",
+      "d",    "dv",  "dtype",       "layout",  "scale",
+      "mask", "mod", "temperature", "kv_lens", "dynamic"};
 
   if (text.trim().empty())
     return specError("the spec is empty; required keys are b, hq, sq, d");
@@ -221,7 +253,7 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
     if (!llvm::is_contained(kKnownKeys, key))
       return specError("unknown key '" + key +
                        "' (expected b, hq, hkv, sq, sk, d, dv, dtype, layout, "
-                       "scale, mask or dynamic)");
+                       "scale, mask, mod, temperature, kv_lens or dynamic)");
     if (!values.try_emplace(key, value).second)
       return specError("duplicate key '" + key + "'");
   }
@@ -273,16 +305,31 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
                        "' (expected bhsd or bshd)");
   }
 
-  if (values.count("scale")) {
-    llvm::Expected<double> scale = parseScale(values.lookup("scale"));
-    if (!scale)
-      return scale.takeError();
-    spec.scale = *scale;
+  for (auto [key, field] : {std::make_pair("scale", &spec.scale),
+                            std::make_pair("temperature", &spec.temperature)}) {
+    if (!values.count(key))
+      continue;
+    llvm::Expected<double> value = parsePositive(key, values.lookup(key));
+    if (!value)
+      return value.takeError();
+    *field = *value;
   }
 
   if (values.count("mask"))
     if (llvm::Error error = parseMask(values.lookup("mask"), spec))
       return std::move(error);
+
+  if (values.count("mod"))
+    if (llvm::Error error = parseScoreMod(values.lookup("mod"), spec))
+      return std::move(error);
+
+  if (values.count("kv_lens")) {
+    StringRef lens = values.lookup("kv_lens");
+    if (lens != "none" && lens != "random")
+      return specError("unknown 'kv_lens' value '" + lens +
+                       "' (expected none or random)");
+    spec.kvLens = lens == "random";
+  }
 
   if (values.count("dynamic"))
     if (llvm::Error error = parseDynamic(values.lookup("dynamic"), spec))
@@ -362,6 +409,60 @@ mlir::attn::buildStructuredMask(MLIRContext *ctx, const AttentionSpec &spec) {
                                   : UnionMaskAttr::get(ctx, alternatives);
 }
 
+/// The score_mod region of `spec.mod` in `attention`: (s, b, h, i, j) -> s'.
+static void buildScoreMod(OpBuilder &b, Location loc, AttentionOp attention,
+                          const AttentionSpec &spec) {
+  OpBuilder::InsertionGuard guard(b);
+  Type f32 = b.getF32Type(), index = b.getIndexType();
+  Block *body = b.createBlock(&attention.getScoreMod(), {},
+                              {f32, index, index, index, index},
+                              SmallVector<Location>(5, loc));
+  Value score = body->getArgument(0), head = body->getArgument(2);
+  Value i = body->getArgument(3), j = body->getArgument(4);
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  auto toF32 = [&](Value v) -> Value {
+    return arith::SIToFPOp::create(
+        b, loc, f32, arith::IndexCastOp::create(b, loc, b.getI64Type(), v));
+  };
+  Value result;
+  if (spec.mod == AttentionSpec::ScoreMod::Softcap) {
+    Value cap = constant(spec.softcap);
+    result = arith::MulFOp::create(
+        b, loc, cap,
+        math::TanhOp::create(b, loc,
+                             arith::DivFOp::create(b, loc, score, cap)));
+  } else {
+    // ALiBi slopes for Hq heads: 2^(-8 (h + 1) / n) for the largest power of
+    // two n <= Hq, then every other slope of 2n for the heads past n.
+    int64_t n = int64_t(1) << llvm::Log2_64(spec.qHeads);
+    Value h = toF32(head);
+    auto slope = [&](double step, double offset) -> Value {
+      // 2^(step (h + offset)).
+      return math::Exp2Op::create(
+          b, loc,
+          arith::MulFOp::create(
+              b, loc, constant(step),
+              arith::AddFOp::create(b, loc, h, constant(offset))));
+    };
+    Value m = slope(-8.0 / n, 1.0);
+    if (n != spec.qHeads) {
+      // Head h >= n takes slope 2 (h - n) of 2n heads: 2^(-4 (2 (h - n) + 1) /
+      // n).
+      Value past = slope(-8.0 / n, 0.5 - n);
+      Value low =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, head,
+                                arith::ConstantIndexOp::create(b, loc, n));
+      m = arith::SelectOp::create(b, loc, low, m, past);
+    }
+    Value distance = toF32(arith::SubIOp::create(b, loc, j, i));
+    result = arith::AddFOp::create(b, loc, score,
+                                   arith::MulFOp::create(b, loc, m, distance));
+  }
+  YieldOp::create(b, loc, result);
+}
+
 OwningOpRef<ModuleOp>
 mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
                                  StringRef funcName) {
@@ -387,21 +488,36 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   Type outType =
       headTensorType(spec, spec.qHeads, spec.qLen, spec.valueDim, elementType);
 
-  auto funcType = b.getFunctionType({qType, kType, vType, outType}, {outType});
-  auto func = func::FuncOp::create(b, loc, funcName, funcType);
+  SmallVector<Type> argTypes = {qType, kType, vType};
+  if (spec.kvLens)
+    argTypes.push_back(RankedTensorType::get(
+        {spec.dynamicBatch ? ShapedType::kDynamic : spec.batch},
+        b.getI32Type()));
+  argTypes.push_back(outType);
+  auto func = func::FuncOp::create(b, loc, funcName,
+                                   b.getFunctionType(argTypes, {outType}));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  FloatAttr scale = spec.scale
-                        ? b.getF32FloatAttr(static_cast<float>(*spec.scale))
+  // A temperature divides the (given or default) scale.
+  std::optional<double> scaleValue = spec.scale;
+  if (spec.temperature)
+    scaleValue = scaleValue.value_or(
+                     1.0 / std::sqrt(static_cast<double>(spec.headDim))) /
+                 *spec.temperature;
+  FloatAttr scale = scaleValue
+                        ? b.getF32FloatAttr(static_cast<float>(*scaleValue))
                         : FloatAttr();
   StructuredMaskAttrInterface mask = buildStructuredMask(ctx, spec);
 
   auto attention = AttentionOp::create(
       b, loc, outType, entry->getArgument(0), entry->getArgument(1),
       entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(),
-      /*kv_lens=*/Value(), /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
-      entry->getArgument(3), scale, mask, spec.layout);
+      /*kv_lens=*/spec.kvLens ? entry->getArgument(3) : Value(),
+      /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
+      func.getArguments().back(), scale, mask, spec.layout);
+  if (spec.mod != AttentionSpec::ScoreMod::None)
+    buildScoreMod(b, loc, attention, spec);
   func::ReturnOp::create(b, loc, attention.getResult());
 
   if (failed(verify(*module))) {

@@ -295,3 +295,23 @@ int64_t mlir::attn::countVisibleTiles(const ReferenceProblem &p,
       }
   return count;
 }
+
+std::vector<double> mlir::attn::referenceAlibiSlopes(int64_t heads) {
+  auto powerOfTwo = [](int64_t n) {
+    double start = std::pow(2.0, -std::pow(2.0, -(std::log2(n) - 3)));
+    std::vector<double> slopes;
+    for (int64_t i = 0; i < n; ++i)
+      slopes.push_back(start * std::pow(start, static_cast<double>(i)));
+    return slopes;
+  };
+  int64_t closest = 1;
+  while (closest * 2 <= heads)
+    closest *= 2;
+  std::vector<double> slopes = powerOfTwo(closest);
+  if (closest == heads)
+    return slopes;
+  std::vector<double> doubled = referenceAlibiSlopes(2 * closest);
+  for (int64_t i = 0; static_cast<int64_t>(slopes.size()) < heads; i += 2)
+    slopes.push_back(doubled[i]);
+  return slopes;
+}

@@ -390,6 +390,23 @@ int main(int argc, char **argv) {
   FailureOr<ProblemTemplate> problemTemplate = describeProblem(source->func);
   if (failed(problemTemplate))
     return 1;
+  // A SPEC's score modification, by the reference's own formula rather than
+  // by interpreting the region the compiler built for it.
+  if (source->spec && source->spec->mod != AttentionSpec::ScoreMod::None) {
+    if (source->spec->mod == AttentionSpec::ScoreMod::Alibi) {
+      std::vector<double> slopes = referenceAlibiSlopes(source->spec->qHeads);
+      problemTemplate->problem.scoreMod = [slopes](double s, int64_t, int64_t h,
+                                                   int64_t i, int64_t j) {
+        return s + slopes[h] * static_cast<double>(j - i);
+      };
+    } else {
+      double cap = source->spec->softcap;
+      problemTemplate->problem.scoreMod = [cap](double s, int64_t, int64_t,
+                                                int64_t, int64_t) {
+        return cap * std::tanh(s / cap);
+      };
+    }
+  }
 
   // The sizes of each run: compiled sizes, then the SPEC's, then --dims.
   SmallVector<std::array<int64_t, ATTN_NUM_SYMBOLS>> sizeSets;

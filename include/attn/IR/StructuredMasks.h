@@ -26,9 +26,8 @@ Value buildMaskVisible(OpBuilder &b, Location loc,
                        Value qLen, Value kvLen);
 
 /// The keys [begin, end) that some query of [qFirst, qLast] may see, not yet
-/// clamped to [0, Sk). Where one of the queries sees any key, begin is the
-/// first key it sees, so loops over key tiles from there meet the tiles of a
-/// brute-force count.
+/// clamped to [0, Sk): no query sees a key outside, and for every mask but
+/// an intersection, begin is the first key one of them sees.
 std::pair<Value, Value> buildMaskKeyHull(OpBuilder &b, Location loc,
                                          StructuredMaskAttrInterface mask,
                                          Value qFirst, Value qLast, Value qLen,

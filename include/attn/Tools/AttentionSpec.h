@@ -12,8 +12,10 @@
 // bhsd), scale (finite positive float, default 1/sqrt(d)), mask (none, or a
 // union `|` of intersections `&` of: causal | causal_bottom_right |
 // window:L:R | chunked:C | prefix:P | strided:L | fixed:L:C | dilated:W:DIL |
-// global:G; e.g. window:128:0|global:16), dynamic (letters among b, h, s:
-// the dimensions compiled as `?`).
+// global:G; e.g. window:128:0|global:16), mod (none | alibi | softcap:C: a
+// score_mod), temperature (finite positive: scores divided by it),
+// kv_lens (none | random: a kv_lens operand), dynamic (letters among b, h,
+// s: the dimensions compiled as `?`).
 //
 // The spec always carries concrete sizes, even for dynamic dimensions: they
 // are the sizes a run uses, while `dynamic*` only says what the compiled
@@ -71,6 +73,15 @@ struct AttentionSpec {
   /// The structured mask: a union of intersections of terms (none when
   /// empty).
   std::vector<std::vector<MaskTerm>> mask;
+  /// A score modification: ALiBi (score + slope(h) (j - i), the standard
+  /// geometric slopes for Hq heads) or a soft cap (C tanh(score / C)).
+  enum class ScoreMod { None, Alibi, Softcap };
+  ScoreMod mod = ScoreMod::None;
+  double softcap = 0;
+  /// Scores are divided by it (folded into the scale).
+  std::optional<double> temperature;
+  /// A kv_lens operand (i32 [B], the valid keys per batch entry).
+  bool kvLens = false;
   /// Dimensions compiled as dynamic: `h` covers both head counts, `s` both
   /// sequence lengths.
   bool dynamicBatch = false, dynamicHeads = false, dynamicSeq = false;

@@ -95,6 +95,12 @@ int64_t countVisiblePairs(const ReferenceProblem &p);
 int64_t countVisibleTiles(const ReferenceProblem &p, int64_t queryTile,
                           int64_t kvTile);
 
+/// The ALiBi slopes of `heads` heads (Press et al., 2022, as their code
+/// computes them): a geometric sequence from 2^(-8/n) for a power of two n,
+/// else those of the largest power of two below and every other one of
+/// twice that.
+std::vector<double> referenceAlibiSlopes(int64_t heads);
+
 /// IEEE binary16 <-> float. floatToHalf rounds to nearest even, overflows to
 /// inf, keeps NaNs quiet and produces subnormals.
 float halfToFloat(uint16_t bits);
