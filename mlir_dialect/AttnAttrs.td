@@ -202,6 +202,36 @@ def Attn_GlobalMaskAttr : Attn_Attr<"GlobalMask", "global",
   let genVerifyDecl = 1;
 }
 
+def Attn_BigBirdMaskAttr : Attn_Attr<"BigBirdMask", "bigbird",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "BigBird: window, global and random blocks";
+  let description = [{
+    Positions fall in blocks of `block`; query block `bi = i / block` sees key
+    block `bj = j / block` iff `|bi - bj| <= window / 2` (`window` blocks
+    around the diagonal), `bi < global` or `bj < global` (global blocks), or
+    `bj` is one of the `random` blocks of `bi`: for `r < random`,
+    `hash(seed, bi, r) mod ceil(Sk / block)`, where on 64-bit unsigned
+    integers (wrapping)
+
+    ```
+    x = seed * 0x9E3779B97F4A7C15 + bi * 0xBF58476D1CE4E5B9
+        + r * 0x94D049BB133111EB
+    x = x ^ (x >> 31);  x = x * 0xD6E8FEB86659FD93;  x = x ^ (x >> 32)
+    ```
+
+    (Zaheer et al., 2020; the random blocks follow from the seed alone, so
+    every backend and the reference draw the same ones.)
+
+    ```mlir
+    #attn.bigbird<block = 64, window = 3, global = 2, random = 3, seed = 7>
+    ```
+  }];
+  let parameters = (ins "int64_t":$block, "int64_t":$window, "int64_t":$global,
+                        "int64_t":$random, "int64_t":$seed);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Attn_UnionMaskAttr : Attn_Attr<"UnionMask", "union",
     [Attn_StructuredMaskAttrInterface]> {
   let summary = "a key is visible when any of the masks shows it";

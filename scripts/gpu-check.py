@@ -52,7 +52,34 @@ def term_shows(s, term, i, j):
         return (j <= i) & (d < a * b) & (d % b == 0)
     if name == "global":
         return (i < a) | (j < a)
+    if name == "bigbird":
+        return bigbird(s, list(map(int, nums)), i, j)
     raise ValueError(f"unknown mask term {term!r}")
+
+
+def bigbird(s, nums, i, j):
+    """BigBird blocks (window, global, seeded random), ints or grids."""
+    block, window, glob, random, seed = nums
+    bi, bj = i // block, j // block
+    shown = (abs(bi - bj) <= window // 2) | (bi < glob) | (bj < glob)
+    blocks = max((s["sk"] + block - 1) // block, 1)
+    full = (1 << 64) - 1
+    for r in range(random):
+        rows = bi if isinstance(bi, int) else bi.flatten().tolist()
+        drawn = []
+        for row in ([rows] if isinstance(rows, int) else rows):
+            x = (seed * 0x9E3779B97F4A7C15 + row * 0xBF58476D1CE4E5B9
+                 + r * 0x94D049BB133111EB) & full
+            x ^= x >> 31
+            x = (x * 0xD6E8FEB86659FD93) & full
+            x ^= x >> 32
+            drawn.append(x % blocks)
+        if isinstance(bi, int):
+            shown = shown | (bj == drawn[0])
+        else:
+            shown = shown | (bj == torch.tensor(drawn, device=bi.device)
+                             .view(bi.shape))
+    return shown
 
 
 def shows(s, i, j):

@@ -31,7 +31,7 @@ enum dtype { F32, F16, BF16 };
 /* One term of `mask=`: its name and up to two numbers. */
 typedef struct {
   char name[24];
-  long long a, b;
+  long long n[5];
 } mask_term_t;
 
 #define MAX_TERMS 16
@@ -65,18 +65,13 @@ static int parse_mask(char *value, spec_t *s) {
     memcpy(t->name, p, (size_t)len);
     t->name[len] = 0;
     p += len;
-    while (*p == ':' && n < 2) {
-      long long v = strtoll(p + 1, &p, 10);
-      if (n++ == 0)
-        t->a = v;
-      else
-        t->b = v;
-    }
+    while (*p == ':' && n < 5)
+      t->n[n++] = strtoll(p + 1, &p, 10);
     if (strcmp(t->name, "causal") && strcmp(t->name, "causal_bottom_right") &&
         strcmp(t->name, "window") && strcmp(t->name, "chunked") &&
         strcmp(t->name, "prefix") && strcmp(t->name, "strided") &&
         strcmp(t->name, "fixed") && strcmp(t->name, "dilated") &&
-        strcmp(t->name, "global"))
+        strcmp(t->name, "global") && strcmp(t->name, "bigbird"))
       return 0;
     ++s->terms;
     if (*p == '|' || *p == '&')
@@ -145,7 +140,7 @@ static int64_t at(const spec_t *s, int64_t batch, int64_t head, int64_t pos,
 /* Whether term `t` shows key j to query i (definitions of the README). */
 static int term_shows(const spec_t *s, const mask_term_t *t, int64_t i,
                       int64_t j) {
-  int64_t d = i - j, a = t->a, b = t->b;
+  int64_t d = i - j, a = t->n[0], b = t->n[1];
   if (!strcmp(t->name, "causal"))
     return j <= i;
   if (!strcmp(t->name, "causal_bottom_right"))
@@ -162,6 +157,23 @@ static int term_shows(const spec_t *s, const mask_term_t *t, int64_t i,
     return j <= i && (j / a == i / a || j % a >= a - b);
   if (!strcmp(t->name, "dilated"))
     return j <= i && d < a * b && d % b == 0;
+  if (!strcmp(t->name, "bigbird")) {
+    int64_t bi = i / a, bj = j / a, r;
+    uint64_t blocks = (uint64_t)((s->sk + a - 1) / a);
+    if (llabs(bi - bj) <= b / 2 || bi < t->n[2] || bj < t->n[2])
+      return 1;
+    for (r = 0; r < t->n[3]; ++r) {
+      uint64_t x = (uint64_t)t->n[4] * 0x9E3779B97F4A7C15ull +
+                   (uint64_t)bi * 0xBF58476D1CE4E5B9ull +
+                   (uint64_t)r * 0x94D049BB133111EBull;
+      x ^= x >> 31;
+      x *= 0xD6E8FEB86659FD93ull;
+      x ^= x >> 32;
+      if ((int64_t)(x % (blocks ? blocks : 1)) == bj)
+        return 1;
+    }
+    return 0;
+  }
   return i < a || j < a; /* global */
 }
 

@@ -96,6 +96,21 @@ GlobalMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
+BigBirdMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t block, int64_t window, int64_t global,
+                        int64_t random, int64_t seed) {
+  if (failed(checkAtLeast(emitError, "bigbird", "block", block, 1)) ||
+      failed(checkAtLeast(emitError, "bigbird", "window", window, 0)) ||
+      failed(checkAtLeast(emitError, "bigbird", "global", global, 0)) ||
+      failed(checkAtLeast(emitError, "bigbird", "random", random, 0)) ||
+      failed(checkAtLeast(emitError, "bigbird", "seed", seed, 0)))
+    return failure();
+  if (random > 64)
+    return emitError() << "bigbird 'random' must be <= 64, got " << random;
+  return success();
+}
+
+LogicalResult
 UnionMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       ArrayRef<StructuredMaskAttrInterface> masks) {
   if (masks.empty())

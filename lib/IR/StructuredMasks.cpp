@@ -20,6 +20,7 @@
 #include "attn/IR/StructuredMasks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -46,6 +47,24 @@ struct ConstantMath {
   Bool either(Bool x, Bool y) { return x || y; }
   Bool negate(Bool x) { return !x; }
   Int select(Bool c, Int x, Int y) { return c ? x : y; }
+  Int ceilDiv(Int x, int64_t c) { return llvm::divideCeilSigned(x, c); }
+  /// BigBird's random key block r of query block `row` (see BigBirdMaskAttr).
+  Int randomBlock(Int row, int64_t r, int64_t seed, Int blocks) {
+    uint64_t x = uint64_t(seed) * 0x9E3779B97F4A7C15ull +
+                 uint64_t(row) * 0xBF58476D1CE4E5B9ull +
+                 uint64_t(r) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    x *= 0xD6E8FEB86659FD93ull;
+    x ^= x >> 32;
+    return int64_t(x % uint64_t(std::max<int64_t>(blocks, 1)));
+  }
+  /// Whether `test` holds for some x in [lo, hi].
+  Bool anyOf(Int lo, Int hi, function_ref<Bool(Int)> test) {
+    for (Int x = lo; x <= hi; ++x)
+      if (test(x))
+        return true;
+    return false;
+  }
 };
 
 /// The same arithmetic emitted as index and i1 IR (folded where constant).
@@ -82,6 +101,43 @@ struct IRMath {
   }
   Int select(Bool c, Int x, Int y) {
     return b.createOrFold<arith::SelectOp>(loc, c, x, y);
+  }
+  Int ceilDiv(Int x, int64_t c) {
+    return b.createOrFold<arith::CeilDivSIOp>(loc, x, constant(c));
+  }
+  Int randomBlock(Int row, int64_t r, int64_t seed, Int blocks) {
+    Type i64 = b.getI64Type();
+    auto word = [&](uint64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i64, int64_t(v));
+    };
+    auto mix = [&](Value x, unsigned shift) -> Value {
+      return b.createOrFold<arith::XOrIOp>(
+          loc, x, b.createOrFold<arith::ShRUIOp>(loc, x, word(shift)));
+    };
+    Value x = b.createOrFold<arith::MulIOp>(
+        loc, b.createOrFold<arith::IndexCastOp>(loc, i64, row),
+        word(0xBF58476D1CE4E5B9ull));
+    x = b.createOrFold<arith::AddIOp>(
+        loc, x,
+        word(uint64_t(seed) * 0x9E3779B97F4A7C15ull +
+             uint64_t(r) * 0x94D049BB133111EBull));
+    x = mix(x, 31);
+    x = b.createOrFold<arith::MulIOp>(loc, x, word(0xD6E8FEB86659FD93ull));
+    x = mix(x, 32);
+    Value count =
+        b.createOrFold<arith::IndexCastOp>(loc, i64, max(blocks, constant(1)));
+    return b.createOrFold<arith::IndexCastOp>(
+        loc, b.getIndexType(), b.createOrFold<arith::RemUIOp>(loc, x, count));
+  }
+  Bool anyOf(Int lo, Int hi, function_ref<Bool(Int)> test) {
+    auto loop = scf::ForOp::create(
+        b, loc, lo, add(hi, constant(1)), constant(1), ValueRange{truth(false)},
+        [&](OpBuilder &lb, Location, Value x, ValueRange found) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          scf::YieldOp::create(b, loc, either(found[0], test(x)));
+        });
+    return loop.getResult(0);
   }
 
 private:
@@ -186,6 +242,19 @@ static Bool visible(M &m, StructuredMaskAttrInterface mask, typename M::Int i,
         return m.either(m.ltConst(i, global.getTokens()),
                         m.ltConst(j, global.getTokens()));
       })
+      .Case([&](BigBirdMaskAttr bird) {
+        int64_t blk = bird.getBlock(), h = bird.getWindow() / 2;
+        Int bi = m.floorDiv(i, blk), bj = m.floorDiv(j, blk);
+        Int blocks = m.ceilDiv(kvLen, blk);
+        Bool any = m.both(m.le(m.sub(bi, m.constant(h)), bj),
+                          m.le(bj, m.add(bi, m.constant(h))));
+        any = m.either(any, m.either(m.ltConst(bi, bird.getGlobal()),
+                                     m.ltConst(bj, bird.getGlobal())));
+        for (int64_t r = 0; r < bird.getRandom(); ++r)
+          any = m.either(
+              any, m.eq(m.randomBlock(bi, r, bird.getSeed(), blocks), bj));
+        return any;
+      })
       .Case([&](UnionMaskAttr all) {
         Bool any = m.truth(false);
         for (StructuredMaskAttrInterface part : all.getMasks())
@@ -253,6 +322,16 @@ keyHull(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
       .Case([&](GlobalMaskAttr global) {
         Int g = m.constant(global.getTokens());
         return std::make_pair(zero, m.select(m.lt(i0, g), kvLen, g));
+      })
+      .Case([&](BigBirdMaskAttr bird) {
+        // Random and global blocks may be anywhere; without them, the
+        // window of blocks.
+        if (bird.getRandom() || bird.getGlobal())
+          return std::make_pair(zero, kvLen);
+        int64_t blk = bird.getBlock(), h = bird.getWindow() / 2;
+        return std::make_pair(
+            m.mul(m.sub(m.floorDiv(i0, blk), m.constant(h)), blk),
+            m.mul(m.add(m.floorDiv(i1, blk), m.constant(h + 1)), blk));
       })
       .Case([&](UnionMaskAttr all) {
         std::pair<Int, Int> hull = {m.constant(int64_t(1) << 62),
@@ -418,6 +497,35 @@ classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
         int64_t g = global.getTokens();
         return TileClass<Bool>{m.both(m.ge(i0, g), m.ge(j0, g)),
                                m.either(m.ltConst(i1, g), m.ltConst(j1, g))};
+      })
+      .Case([&](BigBirdMaskAttr bird) {
+        // On the tile's query blocks [bi0, bi1] and key blocks [bj0, bj1]:
+        // hidden when no block pair is in the window, global or drawn (a
+        // loop over the query blocks for the random ones: exact); shown
+        // when the window or the global blocks cover every pair (sound).
+        int64_t blk = bird.getBlock(), h = bird.getWindow() / 2;
+        int64_t g = bird.getGlobal();
+        Int bi0 = m.floorDiv(i0, blk), bi1 = m.floorDiv(i1, blk);
+        Int bj0 = m.floorDiv(j0, blk), bj1 = m.floorDiv(j1, blk);
+        Int hw = m.constant(h);
+        Bool any = m.both(m.le(bj0, m.add(bi1, hw)), m.le(m.sub(bi0, hw), bj1));
+        any = m.either(any, m.either(m.ltConst(bi0, g), m.ltConst(bj0, g)));
+        if (int64_t random = bird.getRandom()) {
+          Int blocks = m.ceilDiv(kvLen, blk);
+          any = m.either(any, m.anyOf(bi0, bi1, [&](Int bi) {
+            Bool drawn = m.truth(false);
+            for (int64_t r = 0; r < random; ++r) {
+              Int bj = m.randomBlock(bi, r, bird.getSeed(), blocks);
+              drawn = m.either(drawn, m.both(m.le(bj0, bj), m.le(bj, bj1)));
+            }
+            return drawn;
+          }));
+        }
+        Bool windowAll =
+            m.both(m.le(bj1, m.add(bi0, hw)), m.le(m.sub(bi1, hw), bj0));
+        return TileClass<Bool>{
+            m.negate(any), m.either(windowAll, m.either(m.ltConst(bi1, g),
+                                                        m.ltConst(bj1, g)))};
       })
       .Case([&](UnionMaskAttr all) {
         TileClass<Bool> result{m.truth(true), m.truth(false)};

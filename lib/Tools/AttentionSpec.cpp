@@ -36,27 +36,26 @@ static constexpr struct {
   MaskTerm::Kind kind;
   const char *name;
   int numbers;
-  int64_t least[2];
+  int64_t least[5];
 } kMaskTerms[] = {
-    {MaskTerm::Kind::Causal, "causal", 0, {0, 0}},
-    {MaskTerm::Kind::CausalBottomRight, "causal_bottom_right", 0, {0, 0}},
+    {MaskTerm::Kind::Causal, "causal", 0, {}},
+    {MaskTerm::Kind::CausalBottomRight, "causal_bottom_right", 0, {}},
     {MaskTerm::Kind::Window, "window", 2, {0, 0}},
-    {MaskTerm::Kind::Chunked, "chunked", 1, {1, 0}},
-    {MaskTerm::Kind::Prefix, "prefix", 1, {0, 0}},
-    {MaskTerm::Kind::Strided, "strided", 1, {1, 0}},
+    {MaskTerm::Kind::Chunked, "chunked", 1, {1}},
+    {MaskTerm::Kind::Prefix, "prefix", 1, {0}},
+    {MaskTerm::Kind::Strided, "strided", 1, {1}},
     {MaskTerm::Kind::Fixed, "fixed", 2, {1, 0}},
     {MaskTerm::Kind::Dilated, "dilated", 2, {1, 1}},
-    {MaskTerm::Kind::Global, "global", 1, {0, 0}}};
+    {MaskTerm::Kind::Global, "global", 1, {0}},
+    {MaskTerm::Kind::BigBird, "bigbird", 5, {1, 0, 0, 0, 0}}};
 
 static void printMaskTerm(llvm::raw_ostream &os, const MaskTerm &term) {
   for (const auto &entry : kMaskTerms) {
     if (entry.kind != term.kind)
       continue;
     os << entry.name;
-    if (entry.numbers > 0)
-      os << ":" << term.first;
-    if (entry.numbers > 1)
-      os << ":" << term.second;
+    for (int n = 0; n < entry.numbers; ++n)
+      os << ":" << term.n[n];
   }
 }
 
@@ -139,14 +138,13 @@ static llvm::Expected<MaskTerm> parseMaskTerm(StringRef text, StringRef whole) {
                        entry.name + "' in 'mask=" + whole + "'");
     MaskTerm term;
     term.kind = entry.kind;
-    int64_t *numbers[] = {&term.first, &term.second};
     for (int n = 0; n < entry.numbers; ++n)
-      if (parts[n + 1].getAsInteger(10, *numbers[n]) ||
-          *numbers[n] < entry.least[n] || *numbers[n] > (int64_t(1) << 20))
+      if (parts[n + 1].getAsInteger(10, term.n[n]) ||
+          term.n[n] < entry.least[n] || term.n[n] > (int64_t(1) << 20))
         return specError("'mask' term '" + text + "' needs integers in [" +
                          Twine(entry.least[n]) + ", 2^20], got '" +
                          parts[n + 1] + "' in 'mask=" + whole + "'");
-    if (term.kind == MaskTerm::Kind::Fixed && term.second > term.first)
+    if (term.kind == MaskTerm::Kind::Fixed && term.n[1] > term.n[0])
       return specError("'mask' term '" + text +
                        "' needs C <= L in fixed:L:C, in 'mask=" + whole + "'");
     return term;
@@ -154,7 +152,8 @@ static llvm::Expected<MaskTerm> parseMaskTerm(StringRef text, StringRef whole) {
   return specError("unknown 'mask' term '" + text + "' in 'mask=" + whole +
                    "' (expected none, or terms joined by | and &: causal, "
                    "causal_bottom_right, window:L:R, chunked:C, prefix:P, "
-                   "strided:L, fixed:L:C, dilated:W:DIL, global:G)");
+                   "strided:L, fixed:L:C, dilated:W:DIL, global:G, "
+                   "bigbird:BLK:W:G:R:SEED)");
 }
 
 /// Parses `mask=`: none, or a union (|) of intersections (&) of terms.
@@ -373,20 +372,23 @@ static StructuredMaskAttrInterface buildMaskTerm(MLIRContext *ctx,
   case MaskTerm::Kind::CausalBottomRight:
     return CausalMaskAttr::get(ctx, Alignment::BottomRight);
   case MaskTerm::Kind::Window:
-    return SlidingWindowMaskAttr::get(ctx, term.first, term.second,
+    return SlidingWindowMaskAttr::get(ctx, term.n[0], term.n[1],
                                       Alignment::TopLeft);
   case MaskTerm::Kind::Chunked:
-    return ChunkedMaskAttr::get(ctx, term.first);
+    return ChunkedMaskAttr::get(ctx, term.n[0]);
   case MaskTerm::Kind::Prefix:
-    return PrefixMaskAttr::get(ctx, term.first);
+    return PrefixMaskAttr::get(ctx, term.n[0]);
   case MaskTerm::Kind::Strided:
-    return StridedMaskAttr::get(ctx, term.first);
+    return StridedMaskAttr::get(ctx, term.n[0]);
   case MaskTerm::Kind::Fixed:
-    return FixedMaskAttr::get(ctx, term.first, term.second);
+    return FixedMaskAttr::get(ctx, term.n[0], term.n[1]);
   case MaskTerm::Kind::Dilated:
-    return DilatedMaskAttr::get(ctx, term.first, term.second);
+    return DilatedMaskAttr::get(ctx, term.n[0], term.n[1]);
   case MaskTerm::Kind::Global:
-    return GlobalMaskAttr::get(ctx, term.first);
+    return GlobalMaskAttr::get(ctx, term.n[0]);
+  case MaskTerm::Kind::BigBird:
+    return BigBirdMaskAttr::get(ctx, term.n[0], term.n[1], term.n[2], term.n[3],
+                                term.n[4]);
   }
   llvm_unreachable("unknown mask term");
 }

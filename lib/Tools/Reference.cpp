@@ -59,20 +59,37 @@ static bool maskShows(const ReferenceMask &m, const ReferenceProblem &p,
   case Kind::Causal:
     return j <= shifted;
   case Kind::Window:
-    return shifted - m.first <= j && j <= shifted + m.second;
+    return shifted - m.n[0] <= j && j <= shifted + m.n[1];
   case Kind::Chunked:
-    return i / m.first == j / m.first;
+    return i / m.n[0] == j / m.n[0];
   case Kind::Prefix:
-    return j < m.first || j <= i;
+    return j < m.n[0] || j <= i;
   case Kind::Strided:
-    return j <= i && (d < m.first || d % m.first == 0);
+    return j <= i && (d < m.n[0] || d % m.n[0] == 0);
   case Kind::Fixed:
     return j <= i &&
-           (j / m.first == i / m.first || j % m.first >= m.first - m.second);
+           (j / m.n[0] == i / m.n[0] || j % m.n[0] >= m.n[0] - m.n[1]);
   case Kind::Dilated:
-    return j <= i && d < m.first * m.second && d % m.second == 0;
+    return j <= i && d < m.n[0] * m.n[1] && d % m.n[1] == 0;
   case Kind::Global:
-    return i < m.first || j < m.first;
+    return i < m.n[0] || j < m.n[0];
+  case Kind::BigBird: {
+    int64_t block = m.n[0], bi = i / block, bj = j / block;
+    if (std::abs(bi - bj) <= m.n[1] / 2 || bi < m.n[2] || bj < m.n[2])
+      return true;
+    uint64_t blocks = std::max<int64_t>((p.kvLen + block - 1) / block, 1);
+    for (int64_t r = 0; r < m.n[3]; ++r) {
+      uint64_t x = uint64_t(m.n[4]) * 0x9E3779B97F4A7C15ull +
+                   uint64_t(bi) * 0xBF58476D1CE4E5B9ull +
+                   uint64_t(r) * 0x94D049BB133111EBull;
+      x ^= x >> 31;
+      x *= 0xD6E8FEB86659FD93ull;
+      x ^= x >> 32;
+      if (int64_t(x % blocks) == bj)
+        return true;
+    }
+    return false;
+  }
   case Kind::Union:
     for (const ReferenceMask &part : m.parts)
       if (maskShows(part, p, i, j))

@@ -176,30 +176,33 @@ static ReferenceMask describeMask(StructuredMaskAttrInterface mask) {
     for (StructuredMaskAttrInterface part : masks)
       m.parts.push_back(describeMask(part));
   };
-  auto set = [&](Kind kind, int64_t first, int64_t second = 0) {
+  auto set = [&](Kind kind, std::initializer_list<int64_t> numbers) {
     m.kind = kind;
-    m.first = first;
-    m.second = second;
+    llvm::copy(numbers, m.n.begin());
   };
   llvm::TypeSwitch<Attribute>(mask)
       .Case([&](CausalMaskAttr causal) {
-        set(Kind::Causal, 0);
+        set(Kind::Causal, {0});
         m.bottomRight = causal.getAlignment() == Alignment::BottomRight;
       })
       .Case([&](SlidingWindowMaskAttr window) {
-        set(Kind::Window, window.getLeft(), window.getRight());
+        set(Kind::Window, {window.getLeft(), window.getRight()});
         m.bottomRight = window.getAlignment() == Alignment::BottomRight;
       })
-      .Case([&](ChunkedMaskAttr a) { set(Kind::Chunked, a.getSize()); })
-      .Case([&](PrefixMaskAttr a) { set(Kind::Prefix, a.getSize()); })
-      .Case([&](StridedMaskAttr a) { set(Kind::Strided, a.getStride()); })
+      .Case([&](ChunkedMaskAttr a) { set(Kind::Chunked, {a.getSize()}); })
+      .Case([&](PrefixMaskAttr a) { set(Kind::Prefix, {a.getSize()}); })
+      .Case([&](StridedMaskAttr a) { set(Kind::Strided, {a.getStride()}); })
       .Case([&](FixedMaskAttr a) {
-        set(Kind::Fixed, a.getStride(), a.getSummary());
+        set(Kind::Fixed, {a.getStride(), a.getSummary()});
       })
       .Case([&](DilatedMaskAttr a) {
-        set(Kind::Dilated, a.getWindow(), a.getDilation());
+        set(Kind::Dilated, {a.getWindow(), a.getDilation()});
       })
-      .Case([&](GlobalMaskAttr a) { set(Kind::Global, a.getTokens()); })
+      .Case([&](GlobalMaskAttr a) { set(Kind::Global, {a.getTokens()}); })
+      .Case([&](BigBirdMaskAttr a) {
+        set(Kind::BigBird, {a.getBlock(), a.getWindow(), a.getGlobal(),
+                            a.getRandom(), a.getSeed()});
+      })
       .Case([&](UnionMaskAttr a) { parts(Kind::Union, a.getMasks()); })
       .Case([&](IntersectionMaskAttr a) {
         parts(Kind::Intersection, a.getMasks());

@@ -32,6 +32,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,8 +40,8 @@
 
 namespace mlir::attn {
 
-/// One structured mask of a spec, e.g. `window:L:R` (first = L, second =
-/// R), `fixed:L:C`, `global:G` (first = G).
+/// One structured mask of a spec and its numbers, e.g. `window:L:R`,
+/// `fixed:L:C`, `bigbird:BLK:W:G:R:SEED`.
 struct MaskTerm {
   enum class Kind {
     Causal,
@@ -51,12 +52,13 @@ struct MaskTerm {
     Strided,
     Fixed,
     Dilated,
-    Global
+    Global,
+    BigBird
   };
   Kind kind = Kind::Causal;
-  int64_t first = 0, second = 0;
+  std::array<int64_t, 5> n = {};
   bool operator==(const MaskTerm &other) const {
-    return kind == other.kind && first == other.first && second == other.second;
+    return kind == other.kind && n == other.n;
   }
 };
 

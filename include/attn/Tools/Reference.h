@@ -12,6 +12,7 @@
 #ifndef ATTN_TOOLS_REFERENCE_H
 #define ATTN_TOOLS_REFERENCE_H
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -24,19 +25,19 @@ namespace mlir::attn {
 struct ReferenceMask {
   enum class Kind {
     Causal,       // j <= i'
-    Window,       // i' - first <= j <= i' + second
-    Chunked,      // i / first == j / first
-    Prefix,       // j < first or j <= i
-    Strided,      // j <= i and (i - j < first or (i - j) % first == 0)
-    Fixed,        // j <= i and (j / first == i / first or
-                  //             j % first >= first - second)
-    Dilated,      // j <= i, i - j < first * second, (i - j) % second == 0
-    Global,       // i < first or j < first
+    Window,       // i' - n0 <= j <= i' + n1
+    Chunked,      // i / n0 == j / n0
+    Prefix,       // j < n0 or j <= i
+    Strided,      // j <= i and (i - j < n0 or (i - j) % n0 == 0)
+    Fixed,        // j <= i and (j / n0 == i / n0 or j % n0 >= n0 - n1)
+    Dilated,      // j <= i, i - j < n0 * n1, (i - j) % n1 == 0
+    Global,       // i < n0 or j < n0
+    BigBird,      // blocks of n0: window n1, global n2, random n3, seed n4
     Union,        // any part
     Intersection, // every part
   };
   Kind kind = Kind::Causal;
-  int64_t first = 0, second = 0;
+  std::array<int64_t, 5> n = {};
   /// Causal and window: i' is i + kvLen - qLen instead of i.
   bool bottomRight = false;
   std::vector<ReferenceMask> parts;

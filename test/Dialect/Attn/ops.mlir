@@ -102,6 +102,7 @@ func.func @window_bottom_right(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x16x8xf32>
 // CHECK: structured_mask = #attn.dilated<window = 2, dilation = 3>
 // CHECK: structured_mask = #attn.union<[#attn.sliding_window<left = 2, right = 0>, #attn.global<tokens = 1>]>
 // CHECK: structured_mask = #attn.intersection<[#attn.causal<top_left>, #attn.union<[#attn.chunked<size = 4>, #attn.global<tokens = 2>]>]>
+// CHECK: structured_mask = #attn.bigbird<block = 4, window = 3, global = 1, random = 2, seed = 7>
 func.func @sparse_patterns(%q: tensor<1x1x16x8xf32>, %o: tensor<1x1x16x8xf32>)
     -> tensor<1x1x16x8xf32> {
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
@@ -138,7 +139,13 @@ func.func @sparse_patterns(%q: tensor<1x1x16x8xf32>, %o: tensor<1x1x16x8xf32>)
       {structured_mask = #attn.intersection<[#attn.causal<top_left>,
           #attn.union<[#attn.chunked<size = 4>, #attn.global<tokens = 2>]>]>}
       -> tensor<1x1x16x8xf32>
-  return %6 : tensor<1x1x16x8xf32>
+  %7 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%6 : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.bigbird<block = 4, window = 3, global = 1,
+                                       random = 2, seed = 7>}
+      -> tensor<1x1x16x8xf32>
+  return %7 : tensor<1x1x16x8xf32>
 }
 
 // CHECK-LABEL: func.func @online
