@@ -605,6 +605,17 @@ bool mlir::attn::isMaskTileAllVisible(Attribute mask, int64_t qFirst,
       .showsAll;
 }
 
+bool mlir::attn::isMaskTileHidden(Attribute mask, int64_t qFirst, int64_t qLast,
+                                  int64_t kvFirst, int64_t kvLast, int64_t qLen,
+                                  int64_t kvLen) {
+  if (qLast < qFirst || kvLast < kvFirst)
+    return true;
+  MaskMath<ConstantMath> m;
+  return classifyTile(m, cast<StructuredMaskAttrInterface>(mask), qFirst, qLast,
+                      kvFirst, kvLast, qLen, kvLen)
+      .hidesAll;
+}
+
 Value mlir::attn::buildMaskVisible(OpBuilder &b, Location loc,
                                    StructuredMaskAttrInterface mask, Value q,
                                    Value kv, Value qLen, Value kvLen) {

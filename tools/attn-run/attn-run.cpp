@@ -12,6 +12,7 @@
 #include "attn/IR/AttnOps.h"
 #include "attn/Target/CPUKernel.h"
 #include "attn/Target/GPUKernel.h"
+#include "attn/Tools/BlockMap.h"
 #include "attn/Tools/CPUKernelFlags.h"
 #include "attn/Tools/CUDADriver.h"
 #include "attn/Tools/KernelSource.h"
@@ -81,6 +82,13 @@ static cl::opt<double>
     toleranceOpt("tolerance",
                  cl::desc("Max abs error for --check (default: by dtype)"),
                  cl::init(-1));
+
+static cl::opt<std::string> blockMap(
+    "block-map",
+    cl::desc("Draw the tile map of the kernel's structured mask (skipped / "
+             "full / partial tiles of --query-tile-size x --kv-tile-size, "
+             "default 64) into FILE.svg instead of running"),
+    cl::value_desc("FILE.svg"), cl::init(""));
 
 static CPUKernelFlags flags;
 
@@ -208,6 +216,41 @@ static ReferenceMask describeMask(StructuredMaskAttrInterface mask) {
         parts(Kind::Intersection, a.getMasks());
       });
   return m;
+}
+
+/// --block-map: the tile map of the kernel's structured mask, at the SPEC's
+/// (or the compiled) sequence lengths.
+static int drawBlockMap(KernelSource &source) {
+  if (!StringRef(blockMap).ends_with(".svg"))
+    return usageError("--block-map writes SVG: give a FILE.svg");
+  AttentionOp op = *source.func.getOps<AttentionOp>().begin();
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  if (!mask)
+    return usageError("--block-map draws a structured mask; this kernel "
+                      "has none");
+  Layout layout = op.getLayout();
+  int64_t seqPos = getSeqDimPos(layout);
+  int64_t qLen = cast<ShapedType>(op.getQuery().getType()).getDimSize(seqPos);
+  int64_t kvLen = cast<ShapedType>(op.getKey().getType()).getDimSize(seqPos);
+  if (source.spec) {
+    qLen = source.spec->qLen;
+    kvLen = source.spec->kvLen;
+  }
+  if (ShapedType::isDynamic(qLen) || ShapedType::isDynamic(kvLen))
+    return usageError("--block-map needs static sequence lengths (or a SPEC)");
+  int64_t queryTile = flags.queryTileSize > 0 ? flags.queryTileSize : 64;
+  int64_t keyTile = flags.kvTileSize > 0 ? flags.kvTileSize : 64;
+  std::error_code error;
+  llvm::raw_fd_ostream file(blockMap, error);
+  if (error)
+    return usageError("cannot write '" + blockMap + "': " + error.message());
+  std::string title = source.spec ? source.spec->str() : source.description;
+  BlockMapCounts counts =
+      writeBlockMapSVG(file, mask, qLen, kvLen, queryTile, keyTile, title);
+  llvm::outs() << llvm::formatv(
+      "block map {0}: {1} skipped, {2} full, {3} partial tiles\n",
+      blockMap.getValue(), counts.skipped, counts.full, counts.partial);
+  return 0;
 }
 
 static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
@@ -410,6 +453,9 @@ int main(int argc, char **argv) {
       };
     }
   }
+
+  if (!blockMap.empty())
+    return drawBlockMap(*source);
 
   // The sizes of each run: compiled sizes, then the SPEC's, then --dims.
   SmallVector<std::array<int64_t, ATTN_NUM_SYMBOLS>> sizeSets;

@@ -27,6 +27,11 @@ bool isMaskAllVisible(Attribute mask, int64_t qLen, int64_t kvLen);
 bool isMaskTileAllVisible(Attribute mask, int64_t qFirst, int64_t qLast,
                           int64_t kvFirst, int64_t kvLast, int64_t qLen,
                           int64_t kvLen);
+/// Whether `mask` hides every key of [kvFirst, kvLast] from every query of
+/// [qFirst, qLast], as the lowerings decide it.
+bool isMaskTileHidden(Attribute mask, int64_t qFirst, int64_t qLast,
+                      int64_t kvFirst, int64_t kvLast, int64_t qLen,
+                      int64_t kvLen);
 } // namespace mlir::attn
 
 #include "attn/IR/AttnAttrInterfaces.h.inc"
