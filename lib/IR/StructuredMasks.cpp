@@ -502,7 +502,8 @@ classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
         // On the tile's query blocks [bi0, bi1] and key blocks [bj0, bj1]:
         // hidden when no block pair is in the window, global or drawn (a
         // loop over the query blocks for the random ones: exact); shown
-        // when the window or the global blocks cover every pair (sound).
+        // when the window or the global blocks cover every pair, or the
+        // tile lies in one drawn block pair (exact for tiles within blocks).
         int64_t blk = bird.getBlock(), h = bird.getWindow() / 2;
         int64_t g = bird.getGlobal();
         Int bi0 = m.floorDiv(i0, blk), bi1 = m.floorDiv(i1, blk);
@@ -523,9 +524,20 @@ classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
         }
         Bool windowAll =
             m.both(m.le(bj1, m.add(bi0, hw)), m.le(m.sub(bi1, hw), bj0));
-        return TileClass<Bool>{
-            m.negate(any), m.either(windowAll, m.either(m.ltConst(bi1, g),
-                                                        m.ltConst(bj1, g)))};
+        Bool shows =
+            m.either(windowAll, m.either(m.ltConst(bi1, g), m.ltConst(bj1, g)));
+        if (int64_t random = bird.getRandom()) {
+          // A tile inside one block pair is shown when that pair was drawn.
+          Int blocks = m.ceilDiv(kvLen, blk);
+          Bool drawn = m.truth(false);
+          for (int64_t r = 0; r < random; ++r)
+            drawn = m.either(
+                drawn,
+                m.eq(m.randomBlock(bi0, r, bird.getSeed(), blocks), bj0));
+          shows = m.either(
+              shows, m.both(m.both(m.eq(bi0, bi1), m.eq(bj0, bj1)), drawn));
+        }
+        return TileClass<Bool>{m.negate(any), shows};
       })
       .Case([&](UnionMaskAttr all) {
         TileClass<Bool> result{m.truth(true), m.truth(false)};
