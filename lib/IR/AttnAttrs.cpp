@@ -113,15 +113,11 @@ BigBirdMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 UnionMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       ArrayRef<StructuredMaskAttrInterface> masks) {
-  if (masks.empty())
-    return emitError() << "union needs at least one mask";
-  return success();
+  return checkAtLeast(emitError, "union", "masks", masks.size(), 1);
 }
 
 LogicalResult
 IntersectionMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                              ArrayRef<StructuredMaskAttrInterface> masks) {
-  if (masks.empty())
-    return emitError() << "intersection needs at least one mask";
-  return success();
+  return checkAtLeast(emitError, "intersection", "masks", masks.size(), 1);
 }

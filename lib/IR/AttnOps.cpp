@@ -372,8 +372,9 @@ struct DropMaskThatHidesNothing : OpRewritePattern<AttentionOp> {
         constant = v.getSExtValue();
       }
     }
-    if (!isMaskTileAllVisible(mask, at[0], at[0] + qLen - 1, at[1],
-                              at[1] + kvLen - 1, at[2], at[3]))
+    if (!classifyMaskTile(mask, at[0], at[0] + qLen - 1, at[1],
+                          at[1] + kvLen - 1, at[2], at[3])
+             .showsAll)
       return rewriter.notifyMatchFailure(op, "mask hides some keys");
     rewriter.modifyOpInPlace(op, [&] { op.removeStructuredMaskAttr(); });
     return success();

@@ -602,30 +602,21 @@ bool mlir::attn::isMaskVisible(Attribute mask, int64_t qIdx, int64_t kvIdx,
 }
 
 bool mlir::attn::isMaskAllVisible(Attribute mask, int64_t qLen, int64_t kvLen) {
-  return isMaskTileAllVisible(mask, 0, qLen - 1, 0, kvLen - 1, qLen, kvLen);
-}
-
-bool mlir::attn::isMaskTileAllVisible(Attribute mask, int64_t qFirst,
-                                      int64_t qLast, int64_t kvFirst,
-                                      int64_t kvLast, int64_t qLen,
-                                      int64_t kvLen) {
-  if (qLast < qFirst || kvLast < kvFirst)
-    return true;
-  MaskMath<ConstantMath> m;
-  return classifyTile(m, cast<StructuredMaskAttrInterface>(mask), qFirst, qLast,
-                      kvFirst, kvLast, qLen, kvLen)
+  return classifyMaskTile(mask, 0, qLen - 1, 0, kvLen - 1, qLen, kvLen)
       .showsAll;
 }
 
-bool mlir::attn::isMaskTileHidden(Attribute mask, int64_t qFirst, int64_t qLast,
-                                  int64_t kvFirst, int64_t kvLast, int64_t qLen,
-                                  int64_t kvLen) {
+MaskTileBits mlir::attn::classifyMaskTile(Attribute mask, int64_t qFirst,
+                                          int64_t qLast, int64_t kvFirst,
+                                          int64_t kvLast, int64_t qLen,
+                                          int64_t kvLen) {
   if (qLast < qFirst || kvLast < kvFirst)
-    return true;
+    return {true, true};
   MaskMath<ConstantMath> m;
-  return classifyTile(m, cast<StructuredMaskAttrInterface>(mask), qFirst, qLast,
-                      kvFirst, kvLast, qLen, kvLen)
-      .hidesAll;
+  TileClass<bool> tile =
+      classifyTile(m, cast<StructuredMaskAttrInterface>(mask), qFirst, qLast,
+                   kvFirst, kvLast, qLen, kvLen);
+  return {tile.hidesAll, tile.showsAll};
 }
 
 Value mlir::attn::buildMaskVisible(OpBuilder &b, Location loc,

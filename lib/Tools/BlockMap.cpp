@@ -43,12 +43,14 @@ BlockMapCounts mlir::attn::writeBlockMapSVG(llvm::raw_ostream &os,
     for (int64_t c = 0; c < cols; ++c) {
       int64_t q0 = r * queryTile, q1 = std::min(q0 + queryTile, qLen) - 1;
       int64_t k0 = c * keyTile, k1 = std::min(k0 + keyTile, kvLen) - 1;
+      MaskTileBits tile =
+          mask ? classifyMaskTile(mask, q0, q1, k0, k1, qLen, kvLen)
+               : MaskTileBits{false, true};
       const char *fill;
-      if (mask && isMaskTileHidden(mask, q0, q1, k0, k1, qLen, kvLen)) {
+      if (tile.hidesAll) {
         fill = "#eeeeee";
         ++counts.skipped;
-      } else if (!mask ||
-                 isMaskTileAllVisible(mask, q0, q1, k0, k1, qLen, kvLen)) {
+      } else if (tile.showsAll) {
         fill = "#1f4e9a";
         ++counts.full;
       } else {

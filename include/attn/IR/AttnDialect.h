@@ -22,16 +22,15 @@ namespace mlir::attn {
 bool isMaskVisible(Attribute mask, int64_t qIdx, int64_t kvIdx, int64_t qLen,
                    int64_t kvLen);
 bool isMaskAllVisible(Attribute mask, int64_t qLen, int64_t kvLen);
-/// Whether `mask` shows every key of [kvFirst, kvLast] to every query of
-/// [qFirst, qLast] (whole-problem positions of a problem of qLen x kvLen).
-bool isMaskTileAllVisible(Attribute mask, int64_t qFirst, int64_t qLast,
-                          int64_t kvFirst, int64_t kvLast, int64_t qLen,
-                          int64_t kvLen);
-/// Whether `mask` hides every key of [kvFirst, kvLast] from every query of
-/// [qFirst, qLast], as the lowerings decide it.
-bool isMaskTileHidden(Attribute mask, int64_t qFirst, int64_t qLast,
-                      int64_t kvFirst, int64_t kvLast, int64_t qLen,
-                      int64_t kvLen);
+/// Whether `mask` hides, and whether it shows, every key of [kvFirst, kvLast]
+/// to every query of [qFirst, qLast] (whole-problem positions of a problem of
+/// qLen x kvLen), as the lowerings decide it.
+struct MaskTileBits {
+  bool hidesAll, showsAll;
+};
+MaskTileBits classifyMaskTile(Attribute mask, int64_t qFirst, int64_t qLast,
+                              int64_t kvFirst, int64_t kvLast, int64_t qLen,
+                              int64_t kvLen);
 } // namespace mlir::attn
 
 #include "attn/IR/AttnAttrInterfaces.h.inc"

@@ -21,7 +21,7 @@ struct BlockMapCounts {
 /// Draws, as SVG, the tile map of `mask` over Sq x Sk positions in tiles of
 /// `queryTile` x `keyTile`: each tile skipped (the mask hides it), full (it
 /// shows every pair: no per-score test) or partial, as the lowerings
-/// classify it (isMaskTileHidden, isMaskTileAllVisible).
+/// classify it (classifyMaskTile).
 BlockMapCounts writeBlockMapSVG(llvm::raw_ostream &os,
                                 StructuredMaskAttrInterface mask, int64_t qLen,
                                 int64_t kvLen, int64_t queryTile,
