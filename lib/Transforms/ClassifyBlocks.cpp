@@ -91,20 +91,23 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
         rewriter, loc, arith::MaxSIOp::create(rewriter, loc, v, lo), hi);
   };
   begin = clamp(begin, zero, kvLen);
+  end = clamp(end, begin, kvLen);
   if (keyTile > 0) {
-    // Down to the grid of whole-problem key tiles.
+    // Down to the grid of whole-problem key tiles, unless no key is left.
     Value tile = arith::ConstantIndexOp::create(rewriter, loc, keyTile);
     Value first =
         arith::AddIOp::create(rewriter, loc, begin, position.offsets[3]);
     Value aligned = arith::MulIOp::create(
         rewriter, loc, arith::DivUIOp::create(rewriter, loc, first, tile),
         tile);
-    begin = arith::MaxSIOp::create(
+    Value alignedBegin = arith::MaxSIOp::create(
         rewriter, loc,
         arith::SubIOp::create(rewriter, loc, aligned, position.offsets[3]),
         zero);
+    Value empty = arith::CmpIOp::create(rewriter, loc,
+                                        arith::CmpIPredicate::sge, begin, end);
+    begin = arith::SelectOp::create(rewriter, loc, empty, end, alignedBegin);
   }
-  end = clamp(end, begin, kvLen);
   Value size = arith::SubIOp::create(rewriter, loc, end, begin);
 
   // The same attention over the keys that remain; kv_lens is applied by the
