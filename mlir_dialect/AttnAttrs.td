@@ -232,6 +232,27 @@ def Attn_BigBirdMaskAttr : Attn_Attr<"BigBirdMask", "bigbird",
   let genVerifyDecl = 1;
 }
 
+def Attn_BlockBitmapMaskAttr : Attn_Attr<"BlockBitmapMask", "block_bitmap",
+    [Attn_StructuredMaskAttrInterface]> {
+  let summary = "a static bitmap of (query block, key block) pairs";
+  let description = [{
+    Positions fall in blocks of `block`; key block `bj = j / block` is visible
+    to query block `bi = i / block` iff bit `bj` of `rows[bi]` is set (rows
+    past the list, and key blocks past 63, show nothing). The SPEC term
+    `blocks:FILE` reads it from a file (see the README).
+
+    ```mlir
+    // Blocks of 64: block 0 sees itself, block 1 sees blocks 0 and 1, ...
+    #attn.block_bitmap<block = 64, rows = [1, 3, 6, 12]>
+    ```
+  }];
+  let parameters = (ins "int64_t":$block,
+                        ArrayRefParameter<"uint64_t", "bit rows">:$rows);
+  let assemblyFormat =
+      "`<` `block` `=` $block `,` `rows` `=` `[` $rows `]` `>`";
+  let genVerifyDecl = 1;
+}
+
 def Attn_UnionMaskAttr : Attn_Attr<"UnionMask", "union",
     [Attn_StructuredMaskAttrInterface]> {
   let summary = "a key is visible when any of the masks shows it";

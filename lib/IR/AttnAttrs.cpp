@@ -111,6 +111,18 @@ BigBirdMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 LogicalResult
+BlockBitmapMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                            int64_t block, ArrayRef<uint64_t> rows) {
+  if (failed(checkAtLeast(emitError, "block_bitmap", "block", block, 1)) ||
+      failed(checkAtLeast(emitError, "block_bitmap", "rows", rows.size(), 1)))
+    return failure();
+  if (rows.size() > 256)
+    return emitError() << "block_bitmap has at most 256 rows, got "
+                       << rows.size();
+  return success();
+}
+
+LogicalResult
 UnionMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       ArrayRef<StructuredMaskAttrInterface> masks) {
   return checkAtLeast(emitError, "union", "masks", masks.size(), 1);

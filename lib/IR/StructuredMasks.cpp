@@ -65,6 +65,13 @@ struct ConstantMath {
         return true;
     return false;
   }
+  /// Whether any (or, with `all`, every) bit of [lo, hi] (within [0, 63]) is
+  /// set in rows[row] (no bit past the rows).
+  Bool rowBits(ArrayRef<uint64_t> rows, Int row, Int lo, Int hi, bool all) {
+    uint64_t word = row >= 0 && row < Int(rows.size()) ? rows[row] : 0;
+    uint64_t mask = (~0ull >> (63 - hi)) & (~0ull << lo);
+    return all ? (word & mask) == mask : (word & mask) != 0;
+  }
 };
 
 /// The same arithmetic emitted as index and i1 IR (folded where constant).
@@ -128,6 +135,28 @@ struct IRMath {
         b.createOrFold<arith::IndexCastOp>(loc, i64, max(blocks, constant(1)));
     return b.createOrFold<arith::IndexCastOp>(
         loc, b.getIndexType(), b.createOrFold<arith::RemUIOp>(loc, x, count));
+  }
+  Bool rowBits(ArrayRef<uint64_t> rows, Int row, Int lo, Int hi, bool all) {
+    Type i64 = b.getI64Type();
+    auto word = [&](uint64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i64, int64_t(v));
+    };
+    // The row's word by a chain of selects (rows are few and static).
+    Value bits = word(0);
+    for (auto [index, value] : llvm::enumerate(rows))
+      bits = select(eq(row, constant(index)), word(value), bits);
+    auto asI64 = [&](Value v) {
+      return b.createOrFold<arith::IndexCastOp>(loc, i64, v);
+    };
+    Value mask = b.createOrFold<arith::AndIOp>(
+        loc,
+        b.createOrFold<arith::ShRUIOp>(loc, word(~0ull),
+                                       asI64(sub(constant(63), hi))),
+        b.createOrFold<arith::ShLIOp>(loc, word(~0ull), asI64(lo)));
+    Value met = b.createOrFold<arith::AndIOp>(loc, bits, mask);
+    return b.createOrFold<arith::CmpIOp>(
+        loc, all ? arith::CmpIPredicate::eq : arith::CmpIPredicate::ne, met,
+        all ? mask : word(0));
   }
   Bool anyOf(Int lo, Int hi, function_ref<Bool(Int)> test) {
     auto loop = scf::ForOp::create(
@@ -242,6 +271,13 @@ static Bool visible(M &m, StructuredMaskAttrInterface mask, typename M::Int i,
         return m.either(m.ltConst(i, global.getTokens()),
                         m.ltConst(j, global.getTokens()));
       })
+      .Case([&](BlockBitmapMaskAttr bitmap) {
+        int64_t blk = bitmap.getBlock();
+        Int bj = m.floorDiv(j, blk), bit = m.min(bj, m.constant(63));
+        return m.both(m.ltConst(bj, 64),
+                      m.rowBits(bitmap.getRows(), m.floorDiv(i, blk), bit, bit,
+                                /*all=*/false));
+      })
       .Case([&](BigBirdMaskAttr bird) {
         int64_t blk = bird.getBlock(), h = bird.getWindow() / 2;
         Int bi = m.floorDiv(i, blk), bj = m.floorDiv(j, blk);
@@ -323,6 +359,7 @@ keyHull(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
         Int g = m.constant(global.getTokens());
         return std::make_pair(zero, m.select(m.lt(i0, g), kvLen, g));
       })
+      .Case([&](BlockBitmapMaskAttr) { return std::make_pair(zero, kvLen); })
       .Case([&](BigBirdMaskAttr bird) {
         // Random and global blocks may be anywhere; without them, the
         // window of blocks.
@@ -497,6 +534,25 @@ classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
         int64_t g = global.getTokens();
         return TileClass<Bool>{m.both(m.ge(i0, g), m.ge(j0, g)),
                                m.either(m.ltConst(i1, g), m.ltConst(j1, g))};
+      })
+      .Case([&](BlockBitmapMaskAttr bitmap) {
+        // Over the tile's query blocks: hidden when no row has a bit of the
+        // key blocks [bj0, bj1] set, shown when every row has them all
+        // (both exact; key blocks past 63 show nothing).
+        int64_t blk = bitmap.getBlock();
+        ArrayRef<uint64_t> rows = bitmap.getRows();
+        Int bi0 = m.floorDiv(i0, blk), bi1 = m.floorDiv(i1, blk);
+        Int bj0 = m.floorDiv(j0, blk), bj1 = m.floorDiv(j1, blk);
+        Int last = m.constant(63);
+        Int lo = m.min(bj0, last), hi = m.min(bj1, last);
+        Bool any = m.anyOf(bi0, bi1, [&](Int bi) {
+          return m.rowBits(rows, bi, lo, hi, /*all=*/false);
+        });
+        Bool gap = m.anyOf(bi0, bi1, [&](Int bi) {
+          return m.negate(m.rowBits(rows, bi, lo, hi, /*all=*/true));
+        });
+        return TileClass<Bool>{m.negate(m.both(m.ltConst(bj0, 64), any)),
+                               m.both(m.ltConst(bj1, 64), m.negate(gap))};
       })
       .Case([&](BigBirdMaskAttr bird) {
         // On the tile's query blocks [bi0, bi1] and key blocks [bj0, bj1]:

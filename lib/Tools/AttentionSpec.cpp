@@ -18,6 +18,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
@@ -50,6 +51,10 @@ static constexpr struct {
     {MaskTerm::Kind::BigBird, "bigbird", 5, {1, 0, 0, 0, 0}}};
 
 static void printMaskTerm(llvm::raw_ostream &os, const MaskTerm &term) {
+  if (term.kind == MaskTerm::Kind::Blocks) {
+    os << "blocks:" << term.file;
+    return;
+  }
   for (const auto &entry : kMaskTerms) {
     if (entry.kind != term.kind)
       continue;
@@ -124,8 +129,52 @@ static llvm::Expected<int64_t> parseSize(StringRef key, StringRef value) {
   return result;
 }
 
+/// Reads the block bitmap of `blocks:FILE`: `block N`, then one line of 0/1
+/// per query block (key block j is column j); `#` starts a comment line.
+static llvm::Expected<MaskTerm> readBlockBitmap(StringRef path,
+                                                StringRef whole) {
+  auto fail = [&](const Twine &why) {
+    return specError("'mask' term 'blocks:" + path + "': " + why +
+                     " in 'mask=" + whole + "'");
+  };
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail("cannot read the file (" + buffer.getError().message() + ")");
+  MaskTerm term;
+  term.kind = MaskTerm::Kind::Blocks;
+  term.file = path.str();
+  SmallVector<StringRef> lines;
+  (*buffer)->getBuffer().split(lines, '\n');
+  for (StringRef line : lines) {
+    line = line.trim();
+    if (line.empty() || line.starts_with("#"))
+      continue;
+    if (line.consume_front("block ")) {
+      if (term.n[0] || line.trim().getAsInteger(10, term.n[0]) ||
+          term.n[0] < 1 || term.n[0] > (int64_t(1) << 20))
+        return fail("'block N' must come once, with N in [1, 2^20]");
+      continue;
+    }
+    if (!term.n[0])
+      return fail("the first line must be 'block N'");
+    if (line.size() > 64 || line.find_first_not_of("01") != StringRef::npos)
+      return fail("a row must be at most 64 characters 0 or 1, got '" + line +
+                  "'");
+    uint64_t bits = 0;
+    for (auto [column, c] : llvm::enumerate(line))
+      bits |= uint64_t(c == '1') << column;
+    term.rows.push_back(bits);
+  }
+  if (term.rows.empty() || term.rows.size() > 256)
+    return fail("the bitmap needs 1 to 256 rows");
+  return term;
+}
+
 /// Parses one term of `mask=`, e.g. `window:128:0`.
 static llvm::Expected<MaskTerm> parseMaskTerm(StringRef text, StringRef whole) {
+  if (text.starts_with("blocks:"))
+    return readBlockBitmap(text.drop_front(strlen("blocks:")), whole);
   SmallVector<StringRef> parts;
   text.split(parts, ':');
   for (const auto &entry : kMaskTerms) {
@@ -153,7 +202,7 @@ static llvm::Expected<MaskTerm> parseMaskTerm(StringRef text, StringRef whole) {
                    "' (expected none, or terms joined by | and &: causal, "
                    "causal_bottom_right, window:L:R, chunked:C, prefix:P, "
                    "strided:L, fixed:L:C, dilated:W:DIL, global:G, "
-                   "bigbird:BLK:W:G:R:SEED)");
+                   "bigbird:BLK:W:G:R:SEED, blocks:FILE)");
 }
 
 /// Parses `mask=`: none, or a union (|) of intersections (&) of terms.
@@ -389,6 +438,8 @@ static StructuredMaskAttrInterface buildMaskTerm(MLIRContext *ctx,
   case MaskTerm::Kind::BigBird:
     return BigBirdMaskAttr::get(ctx, term.n[0], term.n[1], term.n[2], term.n[3],
                                 term.n[4]);
+  case MaskTerm::Kind::Blocks:
+    return BlockBitmapMaskAttr::get(ctx, term.n[0], term.rows);
   }
   llvm_unreachable("unknown mask term");
 }

@@ -73,6 +73,10 @@ static bool maskShows(const ReferenceMask &m, const ReferenceProblem &p,
     return j <= i && d < m.n[0] * m.n[1] && d % m.n[1] == 0;
   case Kind::Global:
     return i < m.n[0] || j < m.n[0];
+  case Kind::BlockBitmap: {
+    uint64_t bi = i / m.n[0], bj = j / m.n[0];
+    return bi < m.bits.size() && bj < 64 && (m.bits[bi] >> bj & 1);
+  }
   case Kind::BigBird: {
     int64_t block = m.n[0], bi = i / block, bj = j / block;
     if (std::abs(bi - bj) <= m.n[1] / 2 || bi < m.n[2] || bj < m.n[2])

@@ -207,6 +207,10 @@ static ReferenceMask describeMask(StructuredMaskAttrInterface mask) {
         set(Kind::Dilated, {a.getWindow(), a.getDilation()});
       })
       .Case([&](GlobalMaskAttr a) { set(Kind::Global, {a.getTokens()}); })
+      .Case([&](BlockBitmapMaskAttr a) {
+        set(Kind::BlockBitmap, {a.getBlock()});
+        m.bits.assign(a.getRows().begin(), a.getRows().end());
+      })
       .Case([&](BigBirdMaskAttr a) {
         set(Kind::BigBird, {a.getBlock(), a.getWindow(), a.getGlobal(),
                             a.getRandom(), a.getSeed()});

@@ -12,7 +12,8 @@
 // bhsd), scale (finite positive float, default 1/sqrt(d)), mask (none, or a
 // union `|` of intersections `&` of: causal | causal_bottom_right |
 // window:L:R | chunked:C | prefix:P | strided:L | fixed:L:C | dilated:W:DIL |
-// global:G; e.g. window:128:0|global:16), mod (none | alibi | softcap:C: a
+// global:G | bigbird:BLK:W:G:R:SEED | blocks:FILE; e.g.
+// window:128:0|global:16), mod (none | alibi | softcap:C: a
 // score_mod), temperature (finite positive: scores divided by it),
 // kv_lens (none | random: a kv_lens operand), dynamic (letters among b, h,
 // s: the dimensions compiled as `?`).
@@ -53,12 +54,17 @@ struct MaskTerm {
     Fixed,
     Dilated,
     Global,
-    BigBird
+    BigBird,
+    Blocks
   };
   Kind kind = Kind::Causal;
   std::array<int64_t, 5> n = {};
+  /// `blocks:FILE`: the file, its block size (n[0]) and its bit rows.
+  std::string file;
+  std::vector<uint64_t> rows;
   bool operator==(const MaskTerm &other) const {
-    return kind == other.kind && n == other.n;
+    return kind == other.kind && n == other.n && file == other.file &&
+           rows == other.rows;
   }
 };
 

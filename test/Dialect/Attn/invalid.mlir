@@ -1922,3 +1922,15 @@ func.func @bigbird_zero_block(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>
       {structured_mask = #attn.bigbird<block = 0, window = 3, global = 1, random = 2, seed = 7>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
+
+// -----
+
+func.func @block_bitmap_zero_block(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+1 {{block_bitmap 'block' must be >= 1, got 0}}
+      {structured_mask = #attn.block_bitmap<block = 0, rows = [1]>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}

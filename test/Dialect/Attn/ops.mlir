@@ -103,6 +103,7 @@ func.func @window_bottom_right(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x16x8xf32>
 // CHECK: structured_mask = #attn.union<[#attn.sliding_window<left = 2, right = 0>, #attn.global<tokens = 1>]>
 // CHECK: structured_mask = #attn.intersection<[#attn.causal<top_left>, #attn.union<[#attn.chunked<size = 4>, #attn.global<tokens = 2>]>]>
 // CHECK: structured_mask = #attn.bigbird<block = 4, window = 3, global = 1, random = 2, seed = 7>
+// CHECK: structured_mask = #attn.block_bitmap<block = 4, rows = [1, 3, 6, 12]>
 func.func @sparse_patterns(%q: tensor<1x1x16x8xf32>, %o: tensor<1x1x16x8xf32>)
     -> tensor<1x1x16x8xf32> {
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
@@ -145,7 +146,12 @@ func.func @sparse_patterns(%q: tensor<1x1x16x8xf32>, %o: tensor<1x1x16x8xf32>)
       {structured_mask = #attn.bigbird<block = 4, window = 3, global = 1,
                                        random = 2, seed = 7>}
       -> tensor<1x1x16x8xf32>
-  return %7 : tensor<1x1x16x8xf32>
+  %8 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%7 : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.block_bitmap<block = 4, rows = [1, 3, 6, 12]>}
+      -> tensor<1x1x16x8xf32>
+  return %8 : tensor<1x1x16x8xf32>
 }
 
 // CHECK-LABEL: func.func @online
