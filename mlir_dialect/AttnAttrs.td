@@ -28,6 +28,20 @@ def Attn_LayoutAttr : EnumAttr<Attn_Dialect, Attn_Layout, "layout"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Attn_SimilarityDot : I32EnumAttrCase<"Dot", 0, "dot">;
+def Attn_SimilarityGaussian : I32EnumAttrCase<"Gaussian", 1, "gaussian">;
+def Attn_Similarity : I32EnumAttr<"Similarity",
+    "how a query and a key make a raw score: a dot product, or a Gaussian "
+    "kernel of their distance",
+    [Attn_SimilarityDot, Attn_SimilarityGaussian]> {
+  let cppNamespace = "::mlir::attn";
+  let genSpecializedAttr = 0;
+}
+def Attn_SimilarityAttr : EnumAttr<Attn_Dialect, Attn_Similarity,
+                                   "similarity"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Attn_AlignTopLeft : I32EnumAttrCase<"TopLeft", 0, "top_left">;
 def Attn_AlignBottomRight : I32EnumAttrCase<"BottomRight", 1, "bottom_right">;
 def Attn_Alignment : I32EnumAttr<"Alignment",

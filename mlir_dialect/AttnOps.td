@@ -44,7 +44,9 @@ defvar AttentionPositionOperands = (ins Variadic<Index>:$offsets,
 defvar AttentionAttributes = (ins
   OptionalAttr<F32Attr>:$scale,
   OptionalAttr<Attn_StructuredMask>:$structured_mask,
-  DefaultValuedAttr<Attn_LayoutAttr, "::mlir::attn::Layout::BHSD">:$layout);
+  DefaultValuedAttr<Attn_LayoutAttr, "::mlir::attn::Layout::BHSD">:$layout,
+  DefaultValuedAttr<Attn_SimilarityAttr,
+                    "::mlir::attn::Similarity::Dot">:$similarity);
 
 defvar AttentionRegions = (region MaxSizedRegion<1>:$score_mod,
                                MaxSizedRegion<1>:$mask_mod);
@@ -65,7 +67,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     the sequence and head dimensions of all four swap places.
 
     The score of query `i` and key `j` is, in order:
-    1. `s = scale * dot(q_i, k_j)`; `scale` defaults to `1/sqrt(D)`;
+    1. `s = scale * dot(q_i, k_j)`; `scale` defaults to `1/sqrt(D)`. Under
+       `similarity = #attn.similarity<gaussian>` (Gaussian-kernel, or
+       Nadaraya-Watson, attention with `scale = 1/sigma^2`) it is instead
+       `s = scale * (dot(q_i, k_j) - |k_j|^2 / 2)`: a dot product plus a
+       per-key bias, equal to `-scale/2 * |q_i - k_j|^2` up to the per-row
+       constant `scale/2 * |q_i|^2`, which the softmax cancels;
     2. `s = score_mod(s, b, h, i, j)` when the `score_mod` region is present;
     3. `s = s + bias[b, h, i, j]` when a `bias` tensor is given;
     4. the key is hidden when the `structured_mask` attribute hides it, when

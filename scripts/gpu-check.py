@@ -26,6 +26,20 @@ def parse_spec(text):
     s["dtype"] = spec.get("dtype", "f32")
     s["layout"] = spec.get("layout", "bhsd")
     s["mask"] = spec.get("mask", "none")
+    # kind=gaussian:SIGMA scores -|q - k|^2 / (2 SIGMA^2): scale 1/SIGMA^2.
+    kind = spec.get("kind", "sdpa")
+    s["gaussian"] = kind.startswith("gaussian:")
+    if s["gaussian"]:
+        s["scale"] = 1.0 / float(kind.split(":", 1)[1]) ** 2
+    elif kind != "sdpa":
+        raise ValueError("gpu-check does not model kind=%s" % kind)
+    else:
+        s["scale"] = float(spec.get("scale", 1.0 / math.sqrt(s["d"])))
+    unmodeled = set(spec) - {"b", "hq", "hkv", "sq", "sk", "d", "dv", "dtype",
+                             "layout", "mask", "kind", "scale", "dynamic"}
+    if unmodeled:
+        raise ValueError("gpu-check does not model %s" %
+                         ", ".join(sorted(unmodeled)))
     return s
 
 
@@ -167,7 +181,12 @@ def reference_rows(s, q, k, v, rows):
     group = s["hq"] // s["hkv"]
     k = k.repeat_interleave(group, dim=1)
     v = v.repeat_interleave(group, dim=1)
-    scores = (q[:, :, rows] @ k.transpose(-1, -2)) / math.sqrt(s["d"])
+    if s["gaussian"]:
+        distance = torch.cdist(q[:, :, rows], k,
+                               compute_mode="donot_use_mm_for_euclid_dist")
+        scores = -0.5 * s["scale"] * distance ** 2
+    else:
+        scores = (q[:, :, rows] @ k.transpose(-1, -2)) * s["scale"]
     seen = visible(s, rows, q.device)
     scores = scores.masked_fill(~seen, float("-inf"))
     weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
@@ -232,7 +251,8 @@ def check(name, spec_text):
                                              "ok" if ok else "FAILED")
     # Timed against SDPA where it computes the same: no mask or causal.
     if (s["b"] * s["sq"] == 16384 and s["sq"] == s["sk"]
-            and s["mask"] in ("none", "causal")):
+            and s["mask"] in ("none", "causal") and not s["gaussian"]
+            and s["scale"] == 1.0 / math.sqrt(s["d"])):
         causal = s["mask"] == "causal"
         flops = 4.0 * s["b"] * s["hq"] * s["sq"] * s["sk"] * s["d"]
         if causal:

@@ -5,9 +5,9 @@
  *
  * LIBRARY is the launcher built as a shared library (gpu-check.sh does it),
  * NAME its entry point, SPEC the kernel's spec (b=..,hq=..,sq=..,d=..[,hkv,
- * sk,dv,dtype,layout,mask]). Prints one line; exit status 0 when the kernel
- * agrees with the reference, 1 when it does not (or the launcher fails), 2
- * when this machine cannot run it (no CUDA device, bad arguments).
+ * sk,dv,dtype,layout,scale,kind,mask]). Prints one line; exit status 0 when the
+ * kernel agrees with the reference, 1 when it does not (or the launcher fails),
+ * 2 when this machine cannot run it (no CUDA device, bad arguments).
  *
  * Plain C11 on the CUDA driver API and DLPack: it runs where the kernels
  * run, without MLIR or PyTorch. */
@@ -40,6 +40,10 @@ typedef struct {
   int64_t b, hq, hkv, sq, sk, d, dv;
   enum dtype dtype;
   int bshd;
+  /* The scale (0: 1/sqrt(d)); kind=gaussian:SIGMA sets it to 1/SIGMA^2 and
+   * scores -scale/2 |q - k|^2 instead of scale q.k. */
+  double scale;
+  int gaussian;
   /* The mask: a union (|) of intersections (&) of terms; `joins[t]` is 1
    * when term t starts a new alternative. No terms: no mask. */
   int terms;
@@ -117,7 +121,14 @@ static int parse_spec(const char *text, spec_t *s) {
     else if (!strcmp(item, "mask")) {
       if (!parse_mask(value, s))
         return 0;
-    } else if (strcmp(item, "scale") && strcmp(item, "dynamic"))
+    } else if (!strcmp(item, "scale"))
+      s->scale = strtod(value, 0);
+    else if (!strcmp(item, "kind") && !strncmp(value, "gaussian:", 9)) {
+      double sigma = strtod(value + 9, 0);
+      s->gaussian = 1;
+      s->scale = sigma > 0 ? 1.0 / (sigma * sigma) : 0;
+    } else if (strcmp(item, "dynamic") &&
+               (strcmp(item, "kind") || strcmp(value, "sdpa")))
       return 0;
   }
   if (s->hkv < 0)
@@ -126,8 +137,10 @@ static int parse_spec(const char *text, spec_t *s) {
     s->sk = s->sq;
   if (s->dv < 0)
     s->dv = s->d;
+  if (s->scale <= 0 && !s->gaussian)
+    s->scale = 1.0 / sqrt((double)s->d);
   return s->b > 0 && s->hq > 0 && s->hkv > 0 && s->hq % s->hkv == 0 &&
-         s->sq > 0 && s->sk >= 0 && s->d > 0 && s->dv > 0;
+         s->sq > 0 && s->sk >= 0 && s->d > 0 && s->dv > 0 && s->scale > 0;
 }
 
 /* Element (batch, head, pos, x) of a [B, H, S, X] (or [B, S, H, X]) tensor. */
@@ -401,12 +414,16 @@ int main(int argc, char **argv) {
           int64_t i = rows[r], hk = h / group;
           double m = -INFINITY, sum = 0;
           for (j = 0; j < s.sk; ++j) {
-            double dot = 0;
-            for (x = 0; x < s.d; ++x)
-              dot += (double)q.host[at(&s, b, h, i, x, s.hq, s.sq, s.d)] *
-                     k.host[at(&s, b, hk, j, x, s.hkv, s.sk, s.d)];
-            scores[j] =
-                is_visible(&s, i, j) ? dot / sqrt((double)s.d) : -INFINITY;
+            double dot = 0, distance = 0;
+            for (x = 0; x < s.d; ++x) {
+              double qx = q.host[at(&s, b, h, i, x, s.hq, s.sq, s.d)];
+              double kx = k.host[at(&s, b, hk, j, x, s.hkv, s.sk, s.d)];
+              dot += qx * kx;
+              distance += (qx - kx) * (qx - kx);
+            }
+            scores[j] = !is_visible(&s, i, j) ? -INFINITY
+                        : s.gaussian          ? -0.5 * s.scale * distance
+                                              : s.scale * dot;
             if (scores[j] > m)
               m = scores[j];
           }

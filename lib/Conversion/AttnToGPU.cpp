@@ -523,6 +523,11 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Value qSlice = arith::MulFOp::create(
       b, loc, loadSlice(q, qAt, shape.headSlice()),
       vector::BroadcastOp::create(b, loc, qVecType, scale));
+  Value halfScale;
+  if (op.getSimilarity() == Similarity::Gaussian)
+    halfScale = vector::BroadcastOp::create(
+        b, loc, qVecType,
+        arith::MulFOp::create(b, loc, scale, f32(-0.5)).getResult());
 
   BlockKeys keys = blockKeys(args, batch, qFirst);
   Value end = keys.end;
@@ -556,9 +561,15 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
               Value keySlice = vector::LoadOp::create(
                   b, loc, qVecType, keyTile,
                   ValueRange{jj, mul(lane, index(shape.headSlice()))});
+              // A Gaussian similarity scores k (q - k / 2) (both scaled).
+              Value querySide = halfScale
+                                    ? vector::FMAOp::create(b, loc, keySlice,
+                                                            halfScale, qSlice)
+                                          .getResult()
+                                    : qSlice;
               Value score = vector::ReductionOp::create(
                   b, loc, vector::CombiningKind::ADD,
-                  arith::MulFOp::create(b, loc, qSlice, keySlice));
+                  arith::MulFOp::create(b, loc, querySide, keySlice));
               score = combineLanes(score, t, /*max=*/false);
               Value j = m.add(tileStart, jj);
               Value logit = maskedLogit(args, rowMasks, score, batch, head, i,
@@ -967,8 +978,11 @@ static constexpr int64_t kMaxSliceElements = 32;
 /// exceed 1024 threads or one key row does not fit.
 /// Whether the tensor-core kernel takes `op`: f16 or bf16 q, k and v (one
 /// type), D a multiple of 16 and Dv of 8, both at most 128 (the output
-/// fragments stay in registers).
+/// fragments stay in registers), and a dot-product similarity (the Gaussian
+/// one needs key norms its fragments do not give).
 static bool fitsTensorCores(AttentionOp op, int64_t d, int64_t dv) {
+  if (op.getSimilarity() != Similarity::Dot)
+    return false;
   Type element = getElementTypeOrSelf(op.getQuery().getType());
   if (!element.isF16() && !element.isBF16())
     return false;

@@ -229,6 +229,19 @@ INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
       store(accRows[r] + col + w * VL, c[r][w]);
 }
 
+/* q.k, or q.k - |k|^2 / 2 for a Gaussian similarity, over D elements. */
+INLINE float rawScore(int kind, const void *qRow, int64_t qStride,
+                      const void *kRow, int64_t kStride, int64_t D,
+                      int gaussian) {
+  float s = 0;
+  for (int64_t d = 0; d < D; ++d) {
+    float kd = element(kind, kRow, d * kStride);
+    float qd = element(kind, qRow, d * qStride);
+    s += kd * (gaussian ? qd - 0.5f * kd : qd);
+  }
+  return s;
+}
+
 /* Scalar form of the step, for strides the vector path cannot load and head
  * dims its packed chunk cannot hold. */
 INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v,
@@ -236,8 +249,9 @@ INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v,
                              const attn_memref3_f32 *max,
                              const attn_memref3_f32 *sum, int64_t B, int64_t Hq,
                              int64_t groups, int64_t M, int64_t N, int64_t D,
-                             int64_t Dv, float scale, int64_t qPos,
-                             int64_t kvPos, int64_t bandLo, int64_t bandHi) {
+                             int64_t Dv, float scale, int gaussian,
+                             int64_t qPos, int64_t kvPos, int64_t bandLo,
+                             int64_t bandHi) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h)
       for (int64_t i = 0; i < M; ++i) {
@@ -250,9 +264,7 @@ INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v,
           if (diff0 + j < bandLo || diff0 + j > bandHi)
             continue;
           const void *kRow = row(k, b, h / groups, j);
-          float s = 0;
-          for (int64_t d = 0; d < D; ++d)
-            s += element(kind, qRow, d * q.f) * element(kind, kRow, d * k.f);
+          float s = rawScore(kind, qRow, q.f, kRow, k.f, D, gaussian);
           newMax = maximum(
               newMax, maskedScore(kind, mask, bias, s * scale, b, h, i, j));
         }
@@ -265,9 +277,7 @@ INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v,
             continue;
           const void *kRow = row(k, b, h / groups, j);
           const void *vRow = row(v, b, h / groups, j);
-          float s = 0;
-          for (int64_t d = 0; d < D; ++d)
-            s += element(kind, qRow, d * q.f) * element(kind, kRow, d * k.f);
+          float s = rawScore(kind, qRow, q.f, kRow, k.f, D, gaussian);
           float score = maskedScore(kind, mask, bias, s * scale, b, h, i, j);
           if (score == -INFINITY)
             continue;
@@ -306,17 +316,19 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
   if (B == 0 || M == 0 || N == 0 || Hkv == 0)
     return;
   int64_t groups = Hq / Hkv;
+  int gaussian = (flags & ATTN_UK_GAUSSIAN) != 0;
   /* f32 values are read in place (unit stride); others are converted per
    * chunk into a buffer of MAX_D columns. */
   if ((kind == F32 && v.f != 1) || acc.f != 1 || D > MAX_D ||
       (kind != F32 && Dv > MAX_D))
     return onlineStepScalar(kind, q, k, v, mask, bias, acc, max, sum, B, Hq,
-                            groups, M, N, D, Dv, scale, qPos, kvPos, bandLo,
-                            bandHi);
+                            groups, M, N, D, Dv, scale, gaussian, qPos, kvPos,
+                            bandLo, bandHi);
 
   float kt[MAX_D * NC]; /* the key chunk, transposed and scaled: [D, NC] */
   float vt[NC * MAX_D]; /* f16/bf16: the value chunk as f32, [NC, Dv] */
   float qt[R][MAX_D];   /* f16/bf16: the block's query rows as f32 */
+  float keyBias[NC];    /* Gaussian: -|k|^2 / 2 * scale per key, else 0 */
   float s[R][NC], p[R][NC], alpha[R];
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hk = 0; hk < Hkv; ++hk)
@@ -324,9 +336,13 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
         int64_t nc = N - j0 < NC ? N - j0 : NC;
         for (int64_t j = 0; j < NC; ++j) {
           const void *kRow = row(k, b, hk, j0 + (j < nc ? j : 0));
-          for (int64_t d = 0; d < D; ++d)
-            kt[d * NC + j] =
-                j < nc ? element(kind, kRow, d * k.f) * scale : 0.0f;
+          float norm = 0;
+          for (int64_t d = 0; d < D; ++d) {
+            float kd = j < nc ? element(kind, kRow, d * k.f) : 0.0f;
+            kt[d * NC + j] = kd * scale;
+            norm += kd * kd;
+          }
+          keyBias[j] = gaussian ? -0.5f * scale * norm : 0.0f;
         }
         const float *vChunk = row(v, b, hk, j0);
         int64_t vStride = v.s;
@@ -366,7 +382,7 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
               }
             }
 
-            /* S = Q (K * scale)^T, R x NC. */
+            /* S = Q (K * scale)^T + keyBias, R x NC. */
             vf c[R][NV] = {{{0}}};
             for (int64_t d = 0; d < D; ++d) {
               vf kv[NV];
@@ -380,7 +396,7 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
             }
             for (int r = 0; r < R; ++r)
               for (int w = 0; w < NV; ++w)
-                store(&s[r][w * VL], c[r][w]);
+                store(&s[r][w * VL], c[r][w] + load(keyBias + w * VL));
 
             /* Online softmax, row by row; hidden keys score -inf. */
             for (int r = 0; r < R; ++r) {

@@ -77,6 +77,8 @@ std::string AttentionSpec::str() const {
     snprintf(buffer, sizeof(buffer), "%.17g", value);
     return std::string(buffer);
   };
+  if (kind == Kind::Gaussian)
+    os << ",kind=gaussian:" << number(sigma);
   if (scale)
     os << ",scale=" << number(*scale);
   os << ",mask=";
@@ -279,11 +281,40 @@ static llvm::Error parseScoreMod(StringRef value, AttentionSpec &spec) {
                    "' (expected none, alibi or softcap:C)");
 }
 
+/// Parses `kind=`; runs after `scale` and `mod`, which it constrains.
+static llvm::Error parseKind(StringRef value, AttentionSpec &spec) {
+  if (value == "sdpa")
+    return llvm::Error::success();
+  if (!value.consume_front("gaussian:"))
+    return specError("unknown 'kind' value '" + value +
+                     "' (expected sdpa or gaussian:SIGMA)");
+  llvm::Expected<double> sigma = parsePositive("kind=gaussian", value);
+  if (!sigma)
+    return sigma.takeError();
+  if (spec.scale)
+    return specError("'kind=gaussian' sets the scale to 1/SIGMA^2; drop "
+                     "'scale' (or use 'temperature')");
+  // The kernel scores q.k - |k|^2 / 2, which is the Gaussian score shifted
+  // per row: only mods that commute with such a shift keep the meaning.
+  if (spec.mod == AttentionSpec::ScoreMod::Softcap)
+    return specError("'kind=gaussian' does not combine with 'mod=softcap': a "
+                     "soft cap is not invariant to the per-row shift the "
+                     "kernel scores with");
+  // 1/sigma^2 must stay a finite positive f32, like any scale.
+  float scale = static_cast<float>(1.0 / (*sigma * *sigma));
+  if (!std::isfinite(scale) || scale <= 0)
+    return specError("'kind=gaussian:" + value +
+                     "' puts the scale 1/SIGMA^2 outside the f32 range");
+  spec.kind = AttentionSpec::Kind::Gaussian;
+  spec.sigma = *sigma;
+  return llvm::Error::success();
+}
+
 llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
   static constexpr const char *kKnownKeys[] = {
-      "b",    "hq",  "hkv",         "sq",      "sk",
-      "d",    "dv",  "dtype",       "layout",  "scale",
-      "mask", "mod", "temperature", "kv_lens", "dynamic"};
+      "b",   "hq",          "hkv",     "sq",     "sk",    "d",
+      "dv",  "dtype",       "layout",  "kind",   "scale", "mask",
+      "mod", "temperature", "kv_lens", "dynamic"};
 
   if (text.trim().empty())
     return specError("the spec is empty; required keys are b, hq, sq, d");
@@ -301,7 +332,8 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
     if (!llvm::is_contained(kKnownKeys, key))
       return specError("unknown key '" + key +
                        "' (expected b, hq, hkv, sq, sk, d, dv, dtype, layout, "
-                       "scale, mask, mod, temperature, kv_lens or dynamic)");
+                       "kind, scale, mask, mod, temperature, kv_lens or "
+                       "dynamic)");
     if (!values.try_emplace(key, value).second)
       return specError("duplicate key '" + key + "'");
   }
@@ -369,6 +401,10 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
 
   if (values.count("mod"))
     if (llvm::Error error = parseScoreMod(values.lookup("mod"), spec))
+      return std::move(error);
+
+  if (values.count("kind"))
+    if (llvm::Error error = parseKind(values.lookup("kind"), spec))
       return std::move(error);
 
   if (values.count("kv_lens")) {
@@ -552,8 +588,10 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  // A temperature divides the (given or default) scale.
+  // A temperature divides the (given, Gaussian or default) scale.
   std::optional<double> scaleValue = spec.scale;
+  if (spec.kind == AttentionSpec::Kind::Gaussian)
+    scaleValue = 1.0 / (spec.sigma * spec.sigma);
   if (spec.temperature)
     scaleValue = scaleValue.value_or(
                      1.0 / std::sqrt(static_cast<double>(spec.headDim))) /
@@ -568,7 +606,9 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
       entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(),
       /*kv_lens=*/spec.kvLens ? entry->getArgument(3) : Value(),
       /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
-      func.getArguments().back(), scale, mask, spec.layout);
+      func.getArguments().back(), scale, mask, spec.layout,
+      spec.kind == AttentionSpec::Kind::Gaussian ? Similarity::Gaussian
+                                                 : Similarity::Dot);
   if (spec.mod != AttentionSpec::ScoreMod::None)
     buildScoreMod(b, loc, attention, spec);
   func::ReturnOp::create(b, loc, attention.getResult());

@@ -161,13 +161,16 @@ void mlir::attn::referenceAttention(const ReferenceProblem &p, const float *q,
           if (!vis)
             continue;
 
-          double dot = 0;
-          for (int64_t f = 0; f < p.headDim; ++f)
-            dot += static_cast<double>(q[headOffset(p.bshd, p.qHeads, p.qLen,
-                                                    p.headDim, b, h, i, f)]) *
-                   static_cast<double>(k[headOffset(p.bshd, p.kvHeads, p.kvLen,
-                                                    p.headDim, b, kvh, j, f)]);
-          double s = p.scale * dot;
+          double dot = 0, distance = 0;
+          for (int64_t f = 0; f < p.headDim; ++f) {
+            double qf =
+                q[headOffset(p.bshd, p.qHeads, p.qLen, p.headDim, b, h, i, f)];
+            double kf = k[headOffset(p.bshd, p.kvHeads, p.kvLen, p.headDim, b,
+                                     kvh, j, f)];
+            dot += qf * kf;
+            distance += (qf - kf) * (qf - kf);
+          }
+          double s = p.gaussian ? -0.5 * p.scale * distance : p.scale * dot;
           if (p.scoreMod)
             s = p.scoreMod(s, b, h, i, j);
           if (p.biasData)

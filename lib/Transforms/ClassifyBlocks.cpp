@@ -118,7 +118,7 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
       rewriter, loc, op.getType(), op.getQuery(), keys.key, keys.value,
       keys.mask, keys.bias, lengthsEnd ? Value() : op.getKvLens(), keys.offsets,
       position.extents, op.getInit(), op.getScaleAttr(),
-      op.getStructuredMaskAttr(), op.getLayoutAttr());
+      op.getStructuredMaskAttr(), op.getLayoutAttr(), op.getSimilarityAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), cut->getRegions()))
     if (!from.empty())
       rewriter.cloneRegionBefore(from, to, to.end());

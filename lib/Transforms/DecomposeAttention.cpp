@@ -243,9 +243,12 @@ Value AttentionDecomposer<OpTy>::replicateKvHeads(Value kv, OpFoldResult qHeads,
       });
 }
 
-/// S[b, hk, g, i, j] = sum_d q[b, h, i, d] * k[b, hk, j, d], in f32.
+/// S[b, hk, g, i, j] = sum_d q[b, h, i, d] * k[b, hk, j, d], in f32; for a
+/// Gaussian similarity sum_d k (q - k / 2), the dot product less half the
+/// key's squared norm.
 template <typename OpTy>
 Value AttentionDecomposer<OpTy>::scaledScores() {
+  bool gaussian = op.getSimilarity() == Similarity::Gaussian;
   Value q = splitHeads(op.getQuery(), headPos());
   enum { kD = kJ + 1, kNumLoops };
   SmallVector<AffineMap> maps = {splitTensorMap(kNumLoops, kD),
@@ -257,6 +260,12 @@ Value AttentionDecomposer<OpTy>::scaledScores() {
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value qv = convertFloat(nb, nl, args[0], f32);
         Value kv = convertFloat(nb, nl, args[1], f32);
+        if (gaussian)
+          qv = arith::SubFOp::create(
+              nb, nl, qv,
+              arith::MulFOp::create(
+                  nb, nl, kv,
+                  arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.5))));
         Value prod = arith::MulFOp::create(nb, nl, qv, kv, reassociable());
         linalg::YieldOp::create(nb, nl,
                                 ValueRange{arith::AddFOp::create(

@@ -154,7 +154,8 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
       rewriter, loc, attnInit.getType(), q, k, v, op.getMask(), op.getBias(),
       op.getKvLens(), /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
       attnInit, op.getScaleAttr(), op.getStructuredMaskAttr(),
-      LayoutAttr::get(rewriter.getContext(), Layout::BSHD));
+      LayoutAttr::get(rewriter.getContext(), Layout::BSHD),
+      SimilarityAttr::get(rewriter.getContext(), Similarity::Dot));
   rewriter.inlineRegionBefore(op.getScoreMod(), attention.getScoreMod(),
                               attention.getScoreMod().end());
   rewriter.inlineRegionBefore(op.getMaskMod(), attention.getMaskMod(),

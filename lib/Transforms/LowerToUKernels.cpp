@@ -175,8 +175,10 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
                          ? materializePositionMasks(rewriter, loc, op, position)
                          : asRank4(op.getMask(), rewriter.getI1Type());
   Value biasTensor = asRank4(op.getBias(), elementType);
-  int64_t flags = (op.getMask() || positionMasks ? ATTN_UK_HAS_MASK : 0) |
-                  (op.getBias() ? ATTN_UK_HAS_BIAS : 0);
+  int64_t flags =
+      (op.getMask() || positionMasks ? ATTN_UK_HAS_MASK : 0) |
+      (op.getBias() ? ATTN_UK_HAS_BIAS : 0) |
+      (op.getSimilarity() == Similarity::Gaussian ? ATTN_UK_GAUSSIAN : 0);
   bool bshd = op.getLayout() == Layout::BSHD;
   SmallVector<Value> scalars = {
       scale,           i64(bshd ? ATTN_UK_BSHD : ATTN_UK_BHSD),

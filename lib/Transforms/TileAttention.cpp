@@ -184,7 +184,8 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
       mask ? sliceOptional(mask, broadcastDims(mask)) : Value(),
       bias ? sliceOptional(bias, broadcastDims(bias)) : Value(),
       sliceOptional(op.getKvLens(), "b"), offsets, extents, outTile,
-      op.getScaleAttr(), op.getStructuredMaskAttr(), op.getLayoutAttr());
+      op.getScaleAttr(), op.getStructuredMaskAttr(), op.getLayoutAttr(),
+      op.getSimilarityAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), tile->getRegions()))
     if (!from.empty())
       rewriter.cloneRegionBefore(from, to, to.end());

@@ -155,7 +155,7 @@ OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
       statistics[2], op.getScaleAttr(),
       withMaskRules ? op.getStructuredMaskAttr()
                     : StructuredMaskAttrInterface(),
-      op.getLayoutAttr());
+      op.getLayoutAttr(), op.getSimilarityAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), online->getRegions()))
     if (!from.empty() && (withMaskRules || &from != &op.getMaskMod()))
       b.cloneRegionBefore(from, to, to.end());

@@ -257,3 +257,31 @@ func.func @chunked(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
       {structured_mask = #attn.chunked<size = 64>} -> tensor<1x2x?x32xf32>
   return %0 : tensor<1x2x?x32xf32>
 }
+
+// -----
+
+// Gaussian similarity: each lane scores k . (q scale - k scale / 2) over its
+// slice, one fma more than a dot product. It runs the FMA kernel even under
+// mma=true: the tensor-core fragments do not give the key norms.
+// CHECK-LABEL: gpu.func @gaussian
+// CHECK-DAG: %[[HALF:.+]] = arith.constant dense<-1.250000e-01> : vector<32xf32>
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant dense<2.500000e-01> : vector<32xf32>
+// CHECK: %[[QSCALED:.+]] = arith.mulf %{{.+}}, %[[SCALE]] : vector<32xf32>
+// CHECK: scf.for
+// CHECK: %[[KS:.+]] = vector.load
+// CHECK: %[[QSIDE:.+]] = vector.fma %[[KS]], %[[HALF]], %[[QSCALED]] : vector<32xf32>
+// CHECK: %[[PROD:.+]] = arith.mulf %[[QSIDE]], %[[KS]] : vector<32xf32>
+// CHECK: vector.reduction <add>, %[[PROD]]
+// MMA-LABEL: gpu.func @gaussian
+// MMA-NOT: nvgpu.mma.sync
+// MMA: vector.fma
+func.func @gaussian(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64xf16>,
+                    %v: tensor<1x2x?x64xf16>, %o: tensor<1x2x?x64xf16>)
+    -> tensor<1x2x?x64xf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x?x64xf16>,
+                          tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16>)
+      outs(%o : tensor<1x2x?x64xf16>)
+      {scale = 0.25 : f32, similarity = #attn.similarity<gaussian>}
+      -> tensor<1x2x?x64xf16>
+  return %0 : tensor<1x2x?x64xf16>
+}

@@ -202,3 +202,28 @@ func.func @finalize_bshd(%acc: tensor<1x8x4x16xf32>, %sum: tensor<1x4x8xf32>,
       -> tensor<1x8x4x16xbf16>
   return %0 : tensor<1x8x4x16xbf16>
 }
+
+// -----
+
+// Gaussian similarity: the score product is k (q - k / 2), summed over D,
+// then scaled like any score (scale = 1/sigma^2).
+// CHECK-LABEL: func.func @gaussian
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 2.500000e-01 : f32
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[QE:.+]]: f32, %[[KE:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK-NEXT: %[[HALFK:.+]] = arith.mulf %[[KE]], %[[HALF]] : f32
+// CHECK-NEXT: %[[DIFF:.+]] = arith.subf %[[QE]], %[[HALFK]] : f32
+// CHECK-NEXT: %[[PROD:.+]] = arith.mulf %[[DIFF]], %[[KE]]
+// CHECK-NEXT: arith.addf %[[PROD]], %[[ACC]]
+// CHECK: linalg.generic
+// CHECK: arith.mulf %{{.+}}, %[[SCALE]] : f32
+func.func @gaussian(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>,
+                    %o: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x2x8x16xf32>,
+                          tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      outs(%o : tensor<1x2x8x16xf32>)
+      {scale = 0.25 : f32, similarity = #attn.similarity<gaussian>}
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}

@@ -110,6 +110,27 @@ func.func @half(%h: tensor<1x1x4x8xf16>, %g: tensor<1x1x4x8xbf16>,
 
 // -----
 
+// A Gaussian similarity sets flag 4: the micro-kernel adds -|k|^2 / 2 * scale
+// to each key's scores.
+// CHECK-LABEL: func.func @gaussian
+// CHECK-DAG: %[[GAUSSIAN:.+]] = arith.constant 4 : i64
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32"
+// CHECK-SAME: %[[GAUSSIAN]] : f32, i64, i64, i64, i64, i64, i64)
+func.func @gaussian(%q: tensor<1x1x4x8xf32>, %acc: tensor<1x1x4x8xf32>,
+                    %m: tensor<1x1x4xf32>, %s: tensor<1x1x4xf32>)
+    -> tensor<1x1x4x8xf32> {
+  %a:3 = attn.online_attention
+      ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
+                       tensor<1x1x4x8xf32>)
+      outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
+                          tensor<1x1x4xf32>)
+      {similarity = #attn.similarity<gaussian>}
+      -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
+  return %a#0 : tensor<1x1x4x8xf32>
+}
+
+// -----
+
 // A mask and a bias broadcast to [B, Hq, Sq, Sk] (rank 2 here, expanded
 // with leading unit dims) go to the micro-kernel with flags 1 and 2.
 // CHECK-LABEL: func.func @mask_and_bias

@@ -262,6 +262,7 @@ static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
   ProblemTemplate result;
   ReferenceProblem &p = result.problem;
   p.bshd = op.getLayout() == Layout::BSHD;
+  p.gaussian = op.getSimilarity() == Similarity::Gaussian;
   if (std::optional<APFloat> scale = op.getScale())
     result.scale = scale->convertToDouble();
   if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
@@ -456,6 +457,15 @@ int main(int argc, char **argv) {
         return cap * std::tanh(s / cap);
       };
     }
+  }
+
+  // A SPEC's Gaussian kernel: the reference takes its width from the spec,
+  // not from the scale the compiler derived from it.
+  if (source->spec && source->spec->kind == AttentionSpec::Kind::Gaussian) {
+    const AttentionSpec &spec = *source->spec;
+    problemTemplate->problem.gaussian = true;
+    problemTemplate->scale =
+        1.0 / (spec.sigma * spec.sigma) / spec.temperature.value_or(1.0);
   }
 
   if (!blockMap.empty())

@@ -44,8 +44,13 @@ enum attn_uk_layout { ATTN_UK_BHSD = 0, ATTN_UK_BSHD = 1 };
 
 /* Bits of the `flags` argument: which of mask (i1 bytes) and bias (the type
  * of q) are given. Both are [B, Hq, Sq, Sk] with size-1 dims broadcast; an
- * absent one is a dummy descriptor that is not read. */
-enum attn_uk_flags { ATTN_UK_HAS_MASK = 1, ATTN_UK_HAS_BIAS = 2 };
+ * absent one is a dummy descriptor that is not read. ATTN_UK_GAUSSIAN makes
+ * the score (q.k - |k|^2 / 2) * scale (the op's Gaussian similarity). */
+enum attn_uk_flags {
+  ATTN_UK_HAS_MASK = 1,
+  ATTN_UK_HAS_BIAS = 2,
+  ATTN_UK_GAUSSIAN = 4
+};
 
 /* One step of `attn.online_attention` on f32 q, k and v, with an optional
  * mask and bias and without kv_lens or regions (see the op's documentation
@@ -53,10 +58,11 @@ enum attn_uk_flags { ATTN_UK_HAS_MASK = 1, ATTN_UK_HAS_BIAS = 2 };
  * place.
  *
  * q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv], acc [B, Hq, Sq, Dv]
- * (or BSHD), max and sum [B, Hq, Sq]. Score = q.k * scale. Query row i sits
- * at whole-problem position q_pos + i, key j at kv_pos + j, and key j is
- * visible to row i when band_lo <= (kv_pos + j) - (q_pos + i) <= band_hi
- * (the band of a causal or sliding-window mask; +-2^62 for none). */
+ * (or BSHD), max and sum [B, Hq, Sq]. Score = q.k * scale (but see flags).
+ * Query row i sits at whole-problem position q_pos + i, key j at kv_pos + j,
+ * and key j is visible to row i when
+ * band_lo <= (kv_pos + j) - (q_pos + i) <= band_hi (the band of a causal or
+ * sliding-window mask; +-2^62 for none). */
 #define ATTN_UK_ONLINE_STEP_F32 "attn_uk_online_step_f32"
 #define ATTN_UK_ONLINE_STEP_F16 "attn_uk_online_step_f16"
 #define ATTN_UK_ONLINE_STEP_BF16 "attn_uk_online_step_bf16"

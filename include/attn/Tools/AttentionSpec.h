@@ -9,7 +9,9 @@
 //
 // Keys: b, hq, sq, d (required); hkv (default hq), sk (default sq), dv
 // (default d), dtype (f32|f16|bf16, default f32), layout (bhsd|bshd, default
-// bhsd), scale (finite positive float, default 1/sqrt(d)), mask (none, or a
+// bhsd), kind (sdpa, the default, or gaussian:SIGMA: Gaussian-kernel
+// attention, score -|q - k|^2 / (2 SIGMA^2); it sets the scale), scale
+// (finite positive float, default 1/sqrt(d)), mask (none, or a
 // union `|` of intersections `&` of: causal | causal_bottom_right |
 // window:L:R | chunked:C | prefix:P | strided:L | fixed:L:C | dilated:W:DIL |
 // global:G | bigbird:BLK:W:G:R:SEED | blocks:FILE; e.g.
@@ -76,6 +78,12 @@ struct AttentionSpec {
   /// "f32", "f16" or "bf16": the element type of q, k, v and the output.
   std::string dtype = "f32";
   Layout layout = Layout::BHSD;
+  /// How a query and a key score: scaled dot product, or a Gaussian kernel
+  /// of their distance with width `sigma` (scale 1/sigma^2, see
+  /// attn.attention's `similarity`).
+  enum class Kind { SDPA, Gaussian };
+  Kind kind = Kind::SDPA;
+  double sigma = 0;
   /// Absent means the op's default, 1/sqrt(headDim).
   std::optional<double> scale;
   /// The structured mask: a union of intersections of terms (none when
@@ -94,9 +102,9 @@ struct AttentionSpec {
   /// sequence lengths.
   bool dynamicBatch = false, dynamicHeads = false, dynamicSeq = false;
 
-  /// The canonical text: every key except an absent scale and an empty
-  /// `dynamic`, in a fixed order. parseAttentionSpec(str()) gives back an
-  /// equal spec.
+  /// The canonical text: every key except an absent scale, a default kind
+  /// and an empty `dynamic`, in a fixed order. parseAttentionSpec(str()) gives
+  /// back an equal spec.
   std::string str() const;
 };
 

@@ -54,6 +54,9 @@ struct ReferenceProblem {
   bool bshd = false;
   /// The effective scale (the caller resolves the 1/sqrt(D) default).
   double scale = 1.0;
+  /// Gaussian-kernel attention: the score is -scale/2 |q - k|^2 instead of
+  /// scale q.k.
+  bool gaussian = false;
 
   /// Optional structured mask.
   std::optional<ReferenceMask> structuredMask;

@@ -1934,3 +1934,16 @@ func.func @block_bitmap_zero_block(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16
       {structured_mask = #attn.block_bitmap<block = 0, rows = [1]>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
+
+// -----
+
+func.func @unknown_similarity(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+2 {{expected ::mlir::attn::Similarity to be one of: dot, gaussian}}
+      // expected-error @+1 {{failed to parse Attn_SimilarityAttr parameter 'value'}}
+      {similarity = #attn.similarity<cosine>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}

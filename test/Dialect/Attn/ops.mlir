@@ -8,7 +8,7 @@
 // CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
 // CHECK-SAME: outs(%{{.*}} : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
 // GENERIC-LABEL: sym_name = "plain"
-// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}> ({
+// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>, similarity = #attn.similarity<dot>}> ({
 func.func @plain(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>,
                  %v: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
@@ -27,6 +27,7 @@ func.func @plain(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>,
 // CHECK-SAME: kv_lens(%{{.*}} : tensor<2xi32>)
 // CHECK-SAME: outs(%{{.*}} : tensor<2x8x8x32xf32>)
 // CHECK-SAME: scale = 1.250000e-01 : f32
+// CHECK-SAME: similarity = #attn.similarity<gaussian>
 // CHECK-SAME: structured_mask = #attn.causal<bottom_right>
 // CHECK-SAME: score_mod {
 // CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index):
@@ -45,7 +46,8 @@ func.func @everything(%q: tensor<2x8x8x64xf16>, %k: tensor<2x2x32x64xf16>,
                           tensor<2x2x32x64xf16>, tensor<2x2x32x32xf16>)
       mask(%m : tensor<8x32xi1>) bias(%b : tensor<2x1x8x32xf16>)
       kv_lens(%l : tensor<2xi32>) outs(%o : tensor<2x8x8x32xf32>)
-      {scale = 0.125 : f32, structured_mask = #attn.causal<bottom_right>}
+      {scale = 0.125 : f32, similarity = #attn.similarity<gaussian>,
+       structured_mask = #attn.causal<bottom_right>}
       score_mod {
       ^bb0(%s: f32, %bi: index, %h: index, %i: index, %j: index):
         %c = arith.constant 50.0 : f32
