@@ -72,7 +72,8 @@ def Attn_AttentionOp : Attn_Op<"attention", [
        Nadaraya-Watson, attention with `scale = 1/sigma^2`) it is instead
        `s = scale * (dot(q_i, k_j) - |k_j|^2 / 2)`: a dot product plus a
        per-key bias, equal to `-scale/2 * |q_i - k_j|^2` up to the per-row
-       constant `scale/2 * |q_i|^2`, which the softmax cancels;
+       constant `scale/2 * |q_i|^2`, which the softmax cancels (the `lse`
+       output keeps it);
     2. `s = score_mod(s, b, h, i, j)` when the `score_mod` region is present;
     3. `s = s + bias[b, h, i, j]` when a `bias` tensor is given;
     4. the key is hidden when the `structured_mask` attribute hides it, when
@@ -80,6 +81,12 @@ def Attn_AttentionOp : Attn_Op<"attention", [
        `mask_mod` region yields false.
     The softmax runs over the visible keys in fp32. A query that sees no key
     gets an output row of zeros.
+
+    With an `lse` init ([B, Hq, Sq] f32 in every layout) the op also returns
+    each row's log-sum-exp, `log(sum_j exp(s_j))` over its visible keys
+    (natural log): the weights are then `exp(s_j - lse)`, and partial
+    attentions over disjoint keys merge by it. A row that sees no key gets
+    `-inf`.
 
     `mask` (i1) and `bias` (float) broadcast to [B, Hq, Sq, Sk] by the usual
     right-aligned rule: rank at most 4, each dimension 1 or the full size.
@@ -115,9 +122,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [
          Attn_FloatTensor:$value),
     AttentionMaskOperands,
     AttentionPositionOperands,
-    (ins Attn_FloatTensor:$init),
+    (ins Attn_FloatTensor:$init, Optional<Attn_F32Tensor>:$lse_init),
     AttentionAttributes);
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs Attn_FloatTensor:$result,
+                      Optional<Attn_F32Tensor>:$lse);
   let regions = AttentionRegions;
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
@@ -128,13 +136,19 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
     (`extents` `(` $extents^ `:` type($extents) `)`)?
     `outs` `(` $init `:` type($init) `)`
+    (`lse` `(` $lse_init^ `:` type($lse_init) `)`)?
     attr-dict
     (`score_mod` $score_mod^)?
     (`mask_mod` $mask_mod^)?
-    `->` type($result)
+    `->` type($result) (`,` type($lse)^)?
   }];
   let extraClassDeclaration = [{
-    MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+    /// The output's init, then the lse init when present (contiguous).
+    MutableOperandRange getDpsInitsMutable() {
+      return MutableOperandRange(getOperation(),
+                                 getInitMutable().getOperandNumber(),
+                                 getLseInit() ? 2 : 1);
+    }
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -227,13 +241,16 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
 //===----------------------------------------------------------------------===//
 
 def Attn_FinalizeOnlineAttentionOp : Attn_Op<"finalize_online_attention", [
-    Pure, DestinationStyleOpInterface]> {
+    Pure, AttrSizedOperandSegments, DestinationStyleOpInterface]> {
   let summary = "normalizes the running statistics of online attention";
   let description = [{
     Computes `out = sum > 0 ? acc / sum : 0` per query row and converts to
     the element type of `out`. The zero case is a query that saw no visible
     key: its output is 0, not NaN. `acc` and `out` have the same shape
     (in the layout of the attention they came from); `sum` is [B, Hq, Sq].
+
+    Given the running `max` and an `lse` init (both [B, Hq, Sq]), it also
+    returns the log-sum-exp, `sum > 0 ? max + log(sum) : -inf`.
 
     ```mlir
     %out = attn.finalize_online_attention
@@ -242,16 +259,27 @@ def Attn_FinalizeOnlineAttentionOp : Attn_Op<"finalize_online_attention", [
     ```
   }];
   let arguments = (ins Attn_F32Tensor:$acc, Attn_F32Tensor:$sum,
+                       Optional<Attn_F32Tensor>:$max,
                        Attn_FloatTensor:$init,
+                       Optional<Attn_F32Tensor>:$lse_init,
                        DefaultValuedAttr<Attn_LayoutAttr,
                                          "::mlir::attn::Layout::BHSD">:$layout);
-  let results = (outs Attn_FloatTensor:$result);
+  let results = (outs Attn_FloatTensor:$result,
+                      Optional<Attn_F32Tensor>:$lse);
   let assemblyFormat = [{
     `ins` `(` $acc `,` $sum `:` type($acc) `,` type($sum) `)`
-    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+    (`max` `(` $max^ `:` type($max) `)`)?
+    `outs` `(` $init `:` type($init) `)`
+    (`lse` `(` $lse_init^ `:` type($lse_init) `)`)?
+    attr-dict `->` type($result) (`,` type($lse)^)?
   }];
   let extraClassDeclaration = [{
-    MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+    /// The output's init, then the lse init when present (contiguous).
+    MutableOperandRange getDpsInitsMutable() {
+      return MutableOperandRange(getOperation(),
+                                 getInitMutable().getOperandNumber(),
+                                 getLseInit() ? 2 : 1);
+    }
   }];
   let hasVerifier = 1;
 }

@@ -35,8 +35,10 @@ def parse_spec(text):
         raise ValueError("gpu-check does not model kind=%s" % kind)
     else:
         s["scale"] = float(spec.get("scale", 1.0 / math.sqrt(s["d"])))
+    s["lse"] = spec.get("lse", "false") == "true"
     unmodeled = set(spec) - {"b", "hq", "hkv", "sq", "sk", "d", "dv", "dtype",
-                             "layout", "mask", "kind", "scale", "dynamic"}
+                             "layout", "mask", "kind", "scale", "lse",
+                             "dynamic"}
     if unmodeled:
         raise ValueError("gpu-check does not model %s" %
                          ", ".join(sorted(unmodeled)))
@@ -176,7 +178,8 @@ def to_bhsd(t, layout):
 
 
 def reference_rows(s, q, k, v, rows):
-    """fp32 attention for the query rows `rows`, as [B, Hq, rows, Dv]."""
+    """fp32 attention for the query rows `rows`, as [B, Hq, rows, Dv], and
+    their log-sum-exp, [B, Hq, rows] (-inf for a row without keys)."""
     q, k, v = (to_bhsd(x, s["layout"]).float() for x in (q, k, v))
     group = s["hq"] // s["hkv"]
     k = k.repeat_interleave(group, dim=1)
@@ -190,7 +193,7 @@ def reference_rows(s, q, k, v, rows):
     seen = visible(s, rows, q.device)
     scores = scores.masked_fill(~seen, float("-inf"))
     weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
-    return weights @ v
+    return weights @ v, torch.logsumexp(scores, dim=-1)
 
 
 def median_ms(fn, budget_s=0.5, max_runs=20):
@@ -228,7 +231,8 @@ def check(name, spec_text):
     q, k, v = make(s["hq"], s["sq"], s["d"]), make(s["hkv"], s["sk"], s["d"]), \
         make(s["hkv"], s["sk"], s["dv"])
     out = torch.full_like(make(s["hq"], s["sq"], s["dv"]), float("nan"))
-    args = [dltensor(x) for x in (q, k, v, out)]
+    lse = torch.full((s["b"], s["hq"], s["sq"]), float("nan"), device="cuda")
+    args = [dltensor(x) for x in (q, k, v, out) + ((lse,) if s["lse"] else ())]
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
     def run():
@@ -243,9 +247,16 @@ def check(name, spec_text):
         torch.arange(min(64, s["sq"])),
         torch.arange(max(0, s["sq"] - 64), s["sq"]),
         torch.randint(0, s["sq"], (64,))])).cuda()
-    expected = reference_rows(s, q, k, v, rows)
+    expected, expected_lse = reference_rows(s, q, k, v, rows)
     got = to_bhsd(out, s["layout"])[:, :, rows].float()
     error = (got - expected).abs().max().item()
+    if s["lse"]:
+        got_lse = lse[:, :, rows]
+        same = got_lse == expected_lse  # equal infinities agree
+        diff = torch.where(same, torch.zeros_like(got_lse),
+                           (got_lse - expected_lse).abs())
+        lse_error = diff.max().item()
+        error = lse_error if math.isnan(lse_error) else max(error, lse_error)
     ok = error <= TOLERANCE[s["dtype"]]  # NaN fails too
     line = "%-16s %-60s max err %.2e %s" % (name, spec_text, error,
                                              "ok" if ok else "FAILED")

@@ -5,7 +5,8 @@
  *
  * LIBRARY is the launcher built as a shared library (gpu-check.sh does it),
  * NAME its entry point, SPEC the kernel's spec (b=..,hq=..,sq=..,d=..[,hkv,
- * sk,dv,dtype,layout,scale,kind,mask]). Prints one line; exit status 0 when the
+ * sk,dv,dtype,layout,scale,kind,lse,mask]). With lse=true the kernel's lse
+ * output is checked too. Prints one line; exit status 0 when the
  * kernel agrees with the reference, 1 when it does not (or the launcher fails),
  * 2 when this machine cannot run it (no CUDA device, bad arguments).
  *
@@ -24,6 +25,9 @@
 
 typedef int (*entry_fn)(const DLTensor *, const DLTensor *, const DLTensor *,
                         DLTensor *, CUstream);
+/* The entry point of a kernel with an lse output (lse=true). */
+typedef int (*entry_lse_fn)(const DLTensor *, const DLTensor *,
+                            const DLTensor *, DLTensor *, DLTensor *, CUstream);
 typedef const char *(*error_fn)(int);
 
 enum dtype { F32, F16, BF16 };
@@ -44,6 +48,7 @@ typedef struct {
    * scores -scale/2 |q - k|^2 instead of scale q.k. */
   double scale;
   int gaussian;
+  int lse; /* lse=true: the kernel also outputs each row's log-sum-exp */
   /* The mask: a union (|) of intersections (&) of terms; `joins[t]` is 1
    * when term t starts a new alternative. No terms: no mask. */
   int terms;
@@ -121,7 +126,9 @@ static int parse_spec(const char *text, spec_t *s) {
     else if (!strcmp(item, "mask")) {
       if (!parse_mask(value, s))
         return 0;
-    } else if (!strcmp(item, "scale"))
+    } else if (!strcmp(item, "lse"))
+      s->lse = !strcmp(value, "true");
+    else if (!strcmp(item, "scale"))
       s->scale = strtod(value, 0);
     else if (!strcmp(item, "kind") && !strncmp(value, "gaussian:", 9)) {
       double sigma = strtod(value + 9, 0);
@@ -339,7 +346,7 @@ static int make_tensor(tensor_t *t, const spec_t *s, int64_t heads, int64_t seq,
 
 int main(int argc, char **argv) {
   spec_t s;
-  tensor_t q, k, v, out;
+  tensor_t q, k, v, out, lse;
   CUdevice device;
   CUcontext context;
   void *lib;
@@ -351,6 +358,7 @@ int main(int argc, char **argv) {
   int saw_nan = 0;
   int64_t group, r, rows[96], nrows = 0, b, h, j, x;
   unsigned char *result;
+  float *lse_result = 0;
   /* gpu-driver --visible SPEC: the visible (query, key) pairs, no GPU. */
   if (argc == 3 && !strcmp(argv[1], "--visible") && parse_spec(argv[2], &s)) {
     int64_t i, count = 0;
@@ -385,7 +393,21 @@ int main(int argc, char **argv) {
     fprintf(stderr, "gpu-driver: out of host or device memory\n");
     return 2;
   }
-  code = entry(&q.dl, &k.dl, &v.dl, &out.dl, 0);
+  if (s.lse) {
+    /* [B, Hq, Sq] f32 in every layout: a [B, Hq, Sq, 1] tensor's first three
+     * dims. */
+    spec_t rows = s;
+    rows.dtype = F32;
+    rows.bshd = 0;
+    if (!make_tensor(&lse, &rows, s.hq, s.sq, 1, 0)) {
+      fprintf(stderr, "gpu-driver: out of host or device memory\n");
+      return 2;
+    }
+    lse.dl.ndim = 3;
+    code = ((entry_lse_fn)entry)(&q.dl, &k.dl, &v.dl, &out.dl, &lse.dl, 0);
+  } else {
+    code = entry(&q.dl, &k.dl, &v.dl, &out.dl, 0);
+  }
   if (code || cuCtxSynchronize() != CUDA_SUCCESS) {
     printf("%-16s %s: launcher returned %d (%s)\n", argv[2], argv[3], code,
            error_string(code));
@@ -397,6 +419,14 @@ int main(int argc, char **argv) {
     if (!result || cuMemcpyDtoH(result, out.device, n * bytes)) {
       fprintf(stderr, "gpu-driver: cannot read the output back\n");
       return 2;
+    }
+    if (s.lse) {
+      size_t rows_bytes = (size_t)(s.b * s.hq * s.sq) * sizeof(float);
+      lse_result = malloc(rows_bytes);
+      if (!lse_result || cuMemcpyDtoH(lse_result, lse.device, rows_bytes)) {
+        fprintf(stderr, "gpu-driver: cannot read the lse back\n");
+        return 2;
+      }
     }
     /* Sampled rows: the first and last 32 and 32 others. */
     for (r = 0; r < 32 && r < s.sq; ++r)
@@ -434,6 +464,16 @@ int main(int argc, char **argv) {
             sum += p;
             for (x = 0; x < s.dv; ++x)
               acc[x] += p * v.host[at(&s, b, hk, j, x, s.hkv, s.sk, s.dv)];
+          }
+          if (s.lse) {
+            /* Equal infinities (a row without keys) agree. */
+            double want = sum > 0 ? m + log(sum) : -INFINITY;
+            double got = lse_result[(b * s.hq + h) * s.sq + i];
+            double err = got == want ? 0 : fabs(got - want);
+            if (isnan(err))
+              saw_nan = 1;
+            else if (err > max_err)
+              max_err = err;
           }
           for (x = 0; x < s.dv; ++x) {
             double want = sum > 0 ? acc[x] / sum : 0;

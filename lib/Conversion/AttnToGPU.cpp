@@ -89,7 +89,7 @@ public:
 private:
   /// The kernel's arguments, by name.
   struct KernelArgs {
-    Value q, k, v, mask, bias, lens, out, sq, sk, keyTile, valueTile;
+    Value q, k, v, mask, bias, lens, out, lse, sq, sk, keyTile, valueTile;
   };
   KernelArgs unpackArgs(gpu::GPUFuncOp kernel);
 
@@ -105,6 +105,12 @@ private:
   /// `visible` says the key is in a tile the block sees whole: no mask.
   Value maskedLogit(const KernelArgs &args, const RowOperands &row, Value score,
                     Value batch, Value head, Value i, Value j, Value visible);
+
+  /// Stores row i's log-sum-exp, (max + log2(sum)) ln 2 from its base-2
+  /// running max, or -inf for a row that saw no key, when the kernel has an
+  /// lse output and `store` holds.
+  void storeLse(const KernelArgs &args, Value batch, Value head, Value i,
+                Value max, Value sum, Value store);
 
   /// `value` combined (sum or max) over the `lanes` consecutive lanes that
   /// share it, by xor shuffles.
@@ -316,6 +322,7 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   args.bias = op.getBias() ? arg() : Value();
   args.lens = op.getKvLens() ? arg() : Value();
   args.out = arg();
+  args.lse = op.getLseInit() ? arg() : Value();
   kernelBatchCount = arg();
   args.sq = sqArg = arg();
   args.sk = skArg = arg();
@@ -329,6 +336,26 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   args.keyTile = kernel.getWorkgroupAttributions()[0];
   args.valueTile = kernel.getWorkgroupAttributions()[1];
   return args;
+}
+
+void KernelBuilder::storeLse(const KernelArgs &args, Value batch, Value head,
+                             Value i, Value max, Value sum, Value store) {
+  if (!args.lse)
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  auto ifStore = scf::IfOp::create(b, loc, store, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifStore.getThenRegion().front());
+  Value sawKey =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, f32(0.0));
+  Value log2 =
+      arith::AddFOp::create(b, loc, max, math::Log2Op::create(b, loc, sum));
+  Value lse = arith::SelectOp::create(
+      b, loc, sawKey,
+      arith::MulFOp::create(b, loc, log2, f32(llvm::numbers::ln2)),
+      f32(-std::numeric_limits<float>::infinity()));
+  // [B, Hq, Sq] in every layout.
+  Value at = m.add(mul(m.add(mul(batch, qHeadCount), head), args.sq), i);
+  memref::StoreOp::create(b, loc, lse, args.lse, at);
 }
 
 KernelBuilder::RowOperands KernelBuilder::rowOperands(const KernelArgs &args,
@@ -617,6 +644,9 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   if (!outElement.isF32())
     result = arith::TruncFOp::create(
         b, loc, VectorType::get({shape.valueSlice()}, outElement), result);
+  // The row's lanes hold the same max and sum: the first one stores.
+  storeLse(args, batch, head, i, tiles.getResult(0), rowSum,
+           m.both(rowValid, m.eq(lane, index(0))));
   auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&store.getThenRegion().front());
   Value outAt = m.add(rowOffset(batch, head, i, heads, sq, shape.valueDim),
@@ -897,6 +927,9 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   Type outElement = getElementTypeOrSelf(args.out.getType());
   for (int64_t r = 0; r < 2; ++r) {
     Value sum = combineLanes(tiles.getResult(2 + r), 4, /*max=*/false);
+    // The row's quad holds the same max and sum: its first lane stores.
+    storeLse(args, batch, head, rows[r], tiles.getResult(r), sum,
+             m.both(valid[r], m.eq(rem(lane, index(4)), index(0))));
     Value noKey =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
     auto store = scf::IfOp::create(b, loc, valid[r], /*withElseRegion=*/false);
@@ -957,12 +990,15 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
     if (operand)
       expected.push_back(operand);
   expected.push_back(attention.getInit());
-  if (!llvm::equal(expected, func.getArguments()) ||
-      func.getFunctionType().getNumResults() != 1 ||
-      !llvm::hasSingleElement(attention->getUsers()) ||
-      !isa<func::ReturnOp>(*attention->getUsers().begin()))
+  if (Value lse = attention.getLseInit())
+    expected.push_back(lse);
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (!llvm::equal(expected, func.getArguments()) || !ret ||
+      ret.getOperands() != attention->getResults() ||
+      !llvm::all_of(attention->getUsers(),
+                    [&](Operation *user) { return user == ret; }))
     return fail("the kernel function must take (q, k, v, [mask], [bias], "
-                "[kv_lens], out) and return the attention");
+                "[kv_lens], out, [lse]) and return the attention's results");
   return attention;
 }
 

@@ -215,18 +215,34 @@ static LogicalResult checkOutputShape(Operation *op, Value result,
 }
 
 /// Checks a per-row statistic tensor ([B, Hq, Sq] in every layout).
-static LogicalResult checkRowStatShape(Operation *op, Value stat,
-                                       StringRef name, int64_t batch,
-                                       int64_t heads, int64_t seq) {
+static LogicalResult
+checkRowStatShape(Operation *op, Value stat, StringRef name, int64_t batch,
+                  int64_t heads, int64_t seq,
+                  StringRef against = "must match the accumulator") {
   if (failed(checkRank(op, stat, name, 3, "[B, Hq, Sq]")))
     return failure();
   ArrayRef<int64_t> s = cast<ShapedType>(stat.getType()).getShape();
-  return success(succeeded(checkDim(op, s[0], batch, name + " batch size",
-                                    "must match the accumulator")) &&
-                 succeeded(checkDim(op, s[1], heads, name + " head count",
-                                    "must match the accumulator")) &&
-                 succeeded(checkDim(op, s[2], seq, name + " sequence length",
-                                    "must match the accumulator")));
+  return success(
+      succeeded(checkDim(op, s[0], batch, name + " batch size", against)) &&
+      succeeded(checkDim(op, s[1], heads, name + " head count", against)) &&
+      succeeded(checkDim(op, s[2], seq, name + " sequence length", against)));
+}
+
+/// Checks an optional lse init ([B, Hq, Sq]) and that the lse result comes
+/// with it.
+static LogicalResult checkLse(Operation *op, Value init, Value result,
+                              int64_t batch, int64_t heads, int64_t seq,
+                              StringRef against) {
+  if (!init != !result)
+    return op->emitOpError()
+           << "returns an lse exactly when given an 'lse' init ("
+           << (init ? "init without result" : "result without init") << ")";
+  if (!init)
+    return success();
+  if (result.getType() != init.getType())
+    return op->emitOpError() << "lse result type " << result.getType()
+                             << " must match the lse init " << init.getType();
+  return checkRowStatShape(op, init, "lse", batch, heads, seq, against);
 }
 
 /// Checks the signature and terminator of the optional score_mod and mask_mod
@@ -333,9 +349,11 @@ LogicalResult AttentionOp::verify() {
   FailureOr<AttentionDims> dims =
       verifyAttentionInputs(*this, getQuery(), getKey(), getValue(), getMask(),
                             getBias(), getKvLens(), getLayout());
-  if (failed(dims) || failed(checkScale(*this, getScale())))
+  if (failed(dims) || failed(checkScale(*this, getScale())) ||
+      failed(checkOutputShape(*this, getInit(), "init", *dims, getLayout())))
     return failure();
-  return checkOutputShape(*this, getInit(), "init", *dims, getLayout());
+  return checkLse(*this, getLseInit(), getLse(), dims->batch, dims->qHeads,
+                  dims->qLen, "must match query");
 }
 
 LogicalResult AttentionOp::verifyRegions() {
@@ -436,8 +454,16 @@ LogicalResult FinalizeOnlineAttentionOp::verify() {
                         "init dim " + Twine(i), "must match acc")))
       return failure();
   HeadTensorDims acc = unpackDims(accType, getLayout());
-  return checkRowStatShape(*this, getSum(), "sum", acc.batch, acc.heads,
-                           acc.seq);
+  if (failed(checkRowStatShape(*this, getSum(), "sum", acc.batch, acc.heads,
+                               acc.seq)))
+    return failure();
+  if (getLseInit() && !getMax())
+    return emitOpError() << "needs the running 'max' to return an lse";
+  if (getMax() && failed(checkRowStatShape(*this, getMax(), "max", acc.batch,
+                                           acc.heads, acc.seq)))
+    return failure();
+  return checkLse(*this, getLseInit(), getLse(), acc.batch, acc.heads, acc.seq,
+                  "must match the accumulator");
 }
 
 //===----------------------------------------------------------------------===//

@@ -52,9 +52,8 @@ std::string mlir::attn::emitCUDALauncher(const KernelSignature &signature,
 
   std::string params, tensors, descs;
   for (const KernelOperand &operand : signature.operands) {
-    bool isOut = operand.name == "out";
     params += llvm::formatv("{0}{1}DLTensor *{2}", params.empty() ? "" : ", ",
-                            isOut ? "" : "const ", operand.name);
+                            operand.isOutput() ? "" : "const ", operand.name);
     tensors +=
         llvm::formatv("{0}{1}", tensors.empty() ? "" : ", ", operand.name);
     const attn_operand_desc &d = operand.desc;

@@ -39,9 +39,9 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
   AttentionOp op = attentions.front();
   Block &body = func.getBody().front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (!ret || ret.getNumOperands() != 1 || ret.getOperand(0) != op.getResult())
+  if (!ret || ret.getOperands() != op->getResults())
     return func.emitError()
-           << "a kernel function must return the attn.attention result";
+           << "a kernel function must return the attn.attention results";
 
   // Symbols of each dimension of [B, Hq, Sq, D] etc., in the op's layout.
   bool bhsd = op.getLayout() == Layout::BHSD;
@@ -80,6 +80,8 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     roles.push_back({"kv_lens", lens, {ATTN_SYM_B}});
   roles.push_back({"out", op.getInit(),
                    headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
+  if (Value lse = op.getLseInit())
+    roles.push_back({"lse", lse, {ATTN_SYM_B, ATTN_SYM_HQ, ATTN_SYM_SQ}});
 
   std::string expectedOrder;
   for (const Role &role : roles)
@@ -153,9 +155,8 @@ std::string mlir::attn::emitCHeader(const KernelSignature &signature,
   std::string guard = StringRef(name).upper() + "_H";
   std::string params, docs;
   for (const KernelOperand &operand : signature.operands) {
-    bool isOut = operand.name == "out";
     params += llvm::formatv("{0}{1}DLTensor *{2}", params.empty() ? "" : ", ",
-                            isOut ? "" : "const ", operand.name);
+                            operand.isOutput() ? "" : "const ", operand.name);
     docs += llvm::formatv(" *   {0,-8} {1}\n", operand.name, shapeOf(operand));
   }
   if (cuda)
@@ -188,7 +189,7 @@ extern "C" {{
  * element types (NAME=n: compiled for size n; a bare name: any size, the same
  * wherever the name appears):
  *
-{2} *{8}
+{2} *{13}{8}
  * Returns 0 on success, or one of the codes below; on error nothing is
  * written. {3}_error_string() describes a code. */
 int {3}({4});
@@ -224,7 +225,12 @@ enum {{
       cuda ? "," : " ", cuda ? ", all on one device" : "", gpuCodes,
       cuda ? "\n                                 (K and V of a tensor-core "
              "kernel: 16 bytes)"
-           : "");
+           : "",
+      llvm::any_of(signature.operands,
+                   [](const KernelOperand &o) { return o.name == "lse"; })
+          ? "\n * `lse` gets each query row's log-sum-exp (natural log; "
+            "-inf for a row\n * that sees no key)."
+          : "");
 }
 
 SmallVector<std::string> mlir::attn::kernelLinkFlags() {

@@ -100,6 +100,8 @@ std::string AttentionSpec::str() const {
     os << ",temperature=" << number(*temperature);
   if (kvLens)
     os << ",kv_lens=random";
+  if (lse)
+    os << ",lse=true";
   if (dynamicBatch || dynamicHeads || dynamicSeq) {
     os << ",dynamic=";
     if (dynamicBatch)
@@ -312,9 +314,9 @@ static llvm::Error parseKind(StringRef value, AttentionSpec &spec) {
 
 llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
   static constexpr const char *kKnownKeys[] = {
-      "b",   "hq",          "hkv",     "sq",     "sk",    "d",
-      "dv",  "dtype",       "layout",  "kind",   "scale", "mask",
-      "mod", "temperature", "kv_lens", "dynamic"};
+      "b",   "hq",          "hkv",     "sq",   "sk",     "d",
+      "dv",  "dtype",       "layout",  "kind", "scale",  "mask",
+      "mod", "temperature", "kv_lens", "lse",  "dynamic"};
 
   if (text.trim().empty())
     return specError("the spec is empty; required keys are b, hq, sq, d");
@@ -332,7 +334,7 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
     if (!llvm::is_contained(kKnownKeys, key))
       return specError("unknown key '" + key +
                        "' (expected b, hq, hkv, sq, sk, d, dv, dtype, layout, "
-                       "kind, scale, mask, mod, temperature, kv_lens or "
+                       "kind, scale, mask, mod, temperature, kv_lens, lse or "
                        "dynamic)");
     if (!values.try_emplace(key, value).second)
       return specError("duplicate key '" + key + "'");
@@ -407,12 +409,20 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
     if (llvm::Error error = parseKind(values.lookup("kind"), spec))
       return std::move(error);
 
-  if (values.count("kv_lens")) {
-    StringRef lens = values.lookup("kv_lens");
-    if (lens != "none" && lens != "random")
-      return specError("unknown 'kv_lens' value '" + lens +
-                       "' (expected none or random)");
-    spec.kvLens = lens == "random";
+  // Two-valued keys: `off` leaves the flag unset.
+  struct FlagKey {
+    const char *key, *off, *on;
+    bool *field;
+  } flagKeys[] = {{"kv_lens", "none", "random", &spec.kvLens},
+                  {"lse", "false", "true", &spec.lse}};
+  for (FlagKey &flag : flagKeys) {
+    if (!values.count(flag.key))
+      continue;
+    StringRef value = values.lookup(flag.key);
+    if (value != flag.off && value != flag.on)
+      return specError("unknown '" + Twine(flag.key) + "' value '" + value +
+                       "' (expected " + flag.off + " or " + flag.on + ")");
+    *flag.field = value == flag.on;
   }
 
   if (values.count("dynamic"))
@@ -582,9 +592,16 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
     argTypes.push_back(RankedTensorType::get(
         {spec.dynamicBatch ? ShapedType::kDynamic : spec.batch},
         b.getI32Type()));
-  argTypes.push_back(outType);
+  SmallVector<Type> resultTypes = {outType};
+  if (spec.lse)
+    resultTypes.push_back(RankedTensorType::get(
+        {spec.dynamicBatch ? ShapedType::kDynamic : spec.batch,
+         spec.dynamicHeads ? ShapedType::kDynamic : spec.qHeads,
+         spec.dynamicSeq ? ShapedType::kDynamic : spec.qLen},
+        b.getF32Type()));
+  llvm::append_range(argTypes, resultTypes);
   auto func = func::FuncOp::create(b, loc, funcName,
-                                   b.getFunctionType(argTypes, {outType}));
+                                   b.getFunctionType(argTypes, resultTypes));
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
@@ -601,17 +618,18 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
                         : FloatAttr();
   StructuredMaskAttrInterface mask = buildStructuredMask(ctx, spec);
 
+  ValueRange inits = func.getArguments().take_back(resultTypes.size());
   auto attention = AttentionOp::create(
-      b, loc, outType, entry->getArgument(0), entry->getArgument(1),
+      b, loc, resultTypes, entry->getArgument(0), entry->getArgument(1),
       entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(),
       /*kv_lens=*/spec.kvLens ? entry->getArgument(3) : Value(),
-      /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
-      func.getArguments().back(), scale, mask, spec.layout,
+      /*offsets=*/ValueRange(), /*extents=*/ValueRange(), inits.front(),
+      /*lse_init=*/spec.lse ? inits.back() : Value(), scale, mask, spec.layout,
       spec.kind == AttentionSpec::Kind::Gaussian ? Similarity::Gaussian
                                                  : Similarity::Dot);
   if (spec.mod != AttentionSpec::ScoreMod::None)
     buildScoreMod(b, loc, attention, spec);
-  func::ReturnOp::create(b, loc, attention.getResult());
+  func::ReturnOp::create(b, loc, attention.getResults());
 
   if (failed(verify(*module))) {
     emitError(loc) << "the attention module built for spec '" << spec.str()

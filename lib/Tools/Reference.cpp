@@ -134,9 +134,38 @@ int64_t mlir::attn::countVisiblePairs(const ReferenceProblem &p) {
   return count;
 }
 
+std::optional<double> mlir::attn::referenceScore(const ReferenceProblem &p,
+                                                 const float *q, const float *k,
+                                                 int64_t b, int64_t h,
+                                                 int64_t i, int64_t j) {
+  if (!isKeyVisible(p, b, h, i, j))
+    return std::nullopt;
+  int64_t kvh = h / (p.qHeads / p.kvHeads);
+  double dot = 0, distance = 0, queryNorm = 0;
+  for (int64_t f = 0; f < p.headDim; ++f) {
+    double qf = q[headOffset(p.bshd, p.qHeads, p.qLen, p.headDim, b, h, i, f)];
+    double kf =
+        k[headOffset(p.bshd, p.kvHeads, p.kvLen, p.headDim, b, kvh, j, f)];
+    dot += qf * kf;
+    distance += (qf - kf) * (qf - kf);
+    queryNorm += qf * qf;
+  }
+  // The op's Gaussian score is the distance's shifted by the row constant
+  // scale |q|^2 / 2 (softmax cancels it; the lse keeps it). Computed from
+  // the distance, so the shift is checked, not assumed.
+  double s =
+      p.gaussian ? -0.5 * p.scale * (distance - queryNorm) : p.scale * dot;
+  if (p.scoreMod)
+    s = p.scoreMod(s, b, h, i, j);
+  if (p.biasData)
+    s += static_cast<double>(
+        p.biasData[broadcastOffset(p.biasDims, b, h, i, j)]);
+  return s;
+}
+
 void mlir::attn::referenceAttention(const ReferenceProblem &p, const float *q,
-                                    const float *k, const float *v,
-                                    double *out) {
+                                    const float *k, const float *v, double *out,
+                                    double *lse) {
   assert(p.kvHeads > 0 && p.qHeads % p.kvHeads == 0 &&
          "qHeads must be a multiple of kvHeads");
   assert((!p.maskData || isBroadcastable(p.maskDims, p)) &&
@@ -144,56 +173,34 @@ void mlir::attn::referenceAttention(const ReferenceProblem &p, const float *q,
   assert((!p.biasData || isBroadcastable(p.biasDims, p)) &&
          "bias does not broadcast to [B, Hq, Sq, Sk]");
   const int64_t group = p.qHeads / p.kvHeads;
-  std::vector<double> scores(p.kvLen);
-  std::vector<char> visible(p.kvLen);
+  const double negInf = -std::numeric_limits<double>::infinity();
+  std::vector<std::optional<double>> scores(p.kvLen);
   std::vector<double> row(p.valueDim);
 
   for (int64_t b = 0; b < p.batch; ++b) {
     for (int64_t h = 0; h < p.qHeads; ++h) {
       const int64_t kvh = h / group;
       for (int64_t i = 0; i < p.qLen; ++i) {
-        // Scores and visibility of every key for this query.
-        double maxScore = -std::numeric_limits<double>::infinity();
-        bool anyVisible = false;
+        // Scores of every visible key for this query. A NaN score must
+        // reach the output rather than be skipped by max.
+        double maxScore = negInf;
         for (int64_t j = 0; j < p.kvLen; ++j) {
-          bool vis = isKeyVisible(p, b, h, i, j);
-          visible[j] = vis;
-          if (!vis)
-            continue;
-
-          double dot = 0, distance = 0;
-          for (int64_t f = 0; f < p.headDim; ++f) {
-            double qf =
-                q[headOffset(p.bshd, p.qHeads, p.qLen, p.headDim, b, h, i, f)];
-            double kf = k[headOffset(p.bshd, p.kvHeads, p.kvLen, p.headDim, b,
-                                     kvh, j, f)];
-            dot += qf * kf;
-            distance += (qf - kf) * (qf - kf);
-          }
-          double s = p.gaussian ? -0.5 * p.scale * distance : p.scale * dot;
-          if (p.scoreMod)
-            s = p.scoreMod(s, b, h, i, j);
-          if (p.biasData)
-            s += static_cast<double>(
-                p.biasData[broadcastOffset(p.biasDims, b, h, i, j)]);
-          scores[j] = s;
-          // A NaN score must reach the output rather than be skipped by max.
-          maxScore = std::isnan(s) || std::isnan(maxScore)
-                         ? std::numeric_limits<double>::quiet_NaN()
-                         : std::max(maxScore, s);
-          anyVisible = true;
+          scores[j] = referenceScore(p, q, k, b, h, i, j);
+          if (scores[j])
+            maxScore = std::isnan(*scores[j]) || std::isnan(maxScore)
+                           ? std::numeric_limits<double>::quiet_NaN()
+                           : std::max(maxScore, *scores[j]);
         }
 
         std::fill(row.begin(), row.end(), 0.0);
-        // No visible key, or only -inf scores: the row is 0, matching
-        // finalize_online_attention's `sum > 0 ? acc / sum : 0`.
-        if (anyVisible &&
-            maxScore != -std::numeric_limits<double>::infinity()) {
-          double sum = 0;
+        // No visible key, or only -inf scores: the row is 0 and its lse
+        // -inf, matching finalize_online_attention.
+        double sum = 0;
+        if (maxScore != negInf) {
           for (int64_t j = 0; j < p.kvLen; ++j) {
-            if (!visible[j])
+            if (!scores[j])
               continue;
-            double weight = std::exp(scores[j] - maxScore);
+            double weight = std::exp(*scores[j] - maxScore);
             sum += weight;
             for (int64_t f = 0; f < p.valueDim; ++f)
               row[f] += weight * static_cast<double>(
@@ -206,6 +213,9 @@ void mlir::attn::referenceAttention(const ReferenceProblem &p, const float *q,
         for (int64_t f = 0; f < p.valueDim; ++f)
           out[headOffset(p.bshd, p.qHeads, p.qLen, p.valueDim, b, h, i, f)] =
               row[f];
+        if (lse)
+          lse[(b * p.qHeads + h) * p.qLen + i] =
+              maxScore == negInf ? negInf : maxScore + std::log(sum);
       }
     }
   }

@@ -115,14 +115,14 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
   OnlineStepOperands keys =
       sliceOnlineStep(rewriter, loc, op, position, begin, size);
   auto cut = AttentionOp::create(
-      rewriter, loc, op.getType(), op.getQuery(), keys.key, keys.value,
+      rewriter, loc, op->getResultTypes(), op.getQuery(), keys.key, keys.value,
       keys.mask, keys.bias, lengthsEnd ? Value() : op.getKvLens(), keys.offsets,
-      position.extents, op.getInit(), op.getScaleAttr(),
+      position.extents, op.getInit(), op.getLseInit(), op.getScaleAttr(),
       op.getStructuredMaskAttr(), op.getLayoutAttr(), op.getSimilarityAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), cut->getRegions()))
     if (!from.empty())
       rewriter.cloneRegionBefore(from, to, to.end());
-  rewriter.replaceOp(op, cut.getResult());
+  rewriter.replaceOp(op, cut.getResults());
   return cut;
 }
 

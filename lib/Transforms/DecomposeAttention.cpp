@@ -31,6 +31,19 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
+/// The log-sum-exp of a row from its running max and sum:
+/// max + log(sum), or -inf for a row that saw no key (sum = 0).
+static Value logSumExp(OpBuilder &b, Location loc, Value max, Value sum) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, zero);
+  Value lse =
+      arith::AddFOp::create(b, loc, max, math::LogOp::create(b, loc, sum));
+  return arith::SelectOp::create(b, loc, positive, lse, negInf);
+}
+
 namespace {
 /// Loop dimensions shared by every generic below. Query heads are split as
 /// h = hk * G + g, so GQA needs no non-trivial indexing map.
@@ -46,7 +59,7 @@ public:
         f32(b.getF32Type()), bhsd(op.getLayout() == Layout::BHSD) {}
 
   /// attn.attention: the whole softmax; returns the result.
-  Value runAttention();
+  SmallVector<Value> runAttention();
   /// attn.online_attention: folds this tile into the running statistics;
   /// returns the new (acc, max, sum).
   SmallVector<Value> runOnline();
@@ -479,7 +492,7 @@ Value AttentionDecomposer<OpTy>::mergeHeads(Value split, Type type) {
 }
 
 template <typename OpTy>
-Value AttentionDecomposer<OpTy>::runAttention() {
+SmallVector<Value> AttentionDecomposer<OpTy>::runAttention() {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(op);
   prepare();
@@ -510,7 +523,18 @@ Value AttentionDecomposer<OpTy>::runAttention() {
                 linalg::YieldOp::create(
                     nb, nl, ValueRange{convertFloat(nb, nl, result, outType)});
               });
-  return mergeHeads(out, op.getInit().getType());
+  SmallVector<Value> results = {mergeHeads(out, op.getInit().getType())};
+  if (Value lseInit = op.getLseInit()) {
+    AffineMap row = b.getMultiDimIdentityMap(4);
+    Value lse =
+        generic({max, sum}, splitRowHeads(lseInit), {row, row, row}, 0,
+                [&](OpBuilder &nb, Location nl, ValueRange args) {
+                  linalg::YieldOp::create(
+                      nb, nl, ValueRange{logSumExp(nb, nl, args[0], args[1])});
+                });
+    results.push_back(mergeHeads(lse, lseInit.getType()));
+  }
+  return results;
 }
 
 template <typename OpTy>
@@ -569,11 +593,12 @@ SmallVector<Value> AttentionDecomposer<OpTy>::runOnline() {
           mergeHeads(sum, op.getSum().getType())};
 }
 
-FailureOr<Value> mlir::attn::decomposeAttention(RewriterBase &rewriter,
-                                                AttentionOp op) {
-  Value result = AttentionDecomposer<AttentionOp>(rewriter, op).runAttention();
-  rewriter.replaceOp(op, result);
-  return result;
+FailureOr<SmallVector<Value>>
+mlir::attn::decomposeAttention(RewriterBase &rewriter, AttentionOp op) {
+  SmallVector<Value> results =
+      AttentionDecomposer<AttentionOp>(rewriter, op).runAttention();
+  rewriter.replaceOp(op, results);
+  return results;
 }
 
 FailureOr<SmallVector<Value>>
@@ -585,7 +610,7 @@ mlir::attn::decomposeOnlineAttention(RewriterBase &rewriter,
   return results;
 }
 
-FailureOr<Value>
+FailureOr<SmallVector<Value>>
 mlir::attn::decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
                                              FinalizeOnlineAttentionOp op) {
   OpBuilder::InsertionGuard guard(rewriter);
@@ -616,8 +641,21 @@ mlir::attn::decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
         linalg::YieldOp::create(
             nb, nl, ValueRange{convertFloat(nb, nl, result, outType)});
       });
-  rewriter.replaceOp(op, generic.getResult(0));
-  return generic.getResult(0);
+  SmallVector<Value> results = {generic.getResult(0)};
+  if (Value lseInit = op.getLseInit()) {
+    AffineMap row = rewriter.getMultiDimIdentityMap(3);
+    auto lse = linalg::GenericOp::create(
+        rewriter, loc, lseInit.getType(), ValueRange{op.getMax(), op.getSum()},
+        lseInit, ArrayRef<AffineMap>{row, row, row},
+        SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          linalg::YieldOp::create(
+              nb, nl, ValueRange{logSumExp(nb, nl, args[0], args[1])});
+        });
+    results.push_back(lse.getResult(0));
+  }
+  rewriter.replaceOp(op, results);
+  return results;
 }
 
 namespace {

@@ -151,9 +151,10 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
   Value attnInit =
       tensor::EmptyOp::create(rewriter, loc, outSizes, elementType);
   auto attention = AttentionOp::create(
-      rewriter, loc, attnInit.getType(), q, k, v, op.getMask(), op.getBias(),
-      op.getKvLens(), /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
-      attnInit, op.getScaleAttr(), op.getStructuredMaskAttr(),
+      rewriter, loc, attnInit.getType(), /*lse=*/Type(), q, k, v, op.getMask(),
+      op.getBias(), op.getKvLens(), /*offsets=*/ValueRange(),
+      /*extents=*/ValueRange(), attnInit, /*lse_init=*/Value(),
+      op.getScaleAttr(), op.getStructuredMaskAttr(),
       LayoutAttr::get(rewriter.getContext(), Layout::BSHD),
       SimilarityAttr::get(rewriter.getContext(), Similarity::Dot));
   rewriter.inlineRegionBefore(op.getScoreMod(), attention.getScoreMod(),

@@ -116,10 +116,8 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
         scf::YieldOp::create(b, nl, skip.getResults());
       });
 
-  auto finalize = FinalizeOnlineAttentionOp::create(
-      rewriter, loc, op.getInit().getType(), loop.getResult(0),
-      loop.getResult(2), op.getInit(), op.getLayoutAttr());
-  rewriter.replaceOp(op, finalize.getResult());
+  auto finalize = createFinalize(rewriter, loc, op, loop.getResults());
+  rewriter.replaceOp(op, finalize.getResults());
   return finalize;
 }
 

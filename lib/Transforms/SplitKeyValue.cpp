@@ -93,10 +93,8 @@ mlir::attn::splitKeyValue(RewriterBase &rewriter, AttentionOp op,
   SmallVector<Value, 3> merged =
       mergePartialStatistics(rewriter, loc, op.getLayout(), forall.getResults(),
                              createInitialStatistics(rewriter, loc, op));
-  auto finalize = FinalizeOnlineAttentionOp::create(
-      rewriter, loc, op.getInit().getType(), merged[0], merged[2], op.getInit(),
-      op.getLayoutAttr());
-  rewriter.replaceOp(op, finalize.getResult());
+  auto finalize = createFinalize(rewriter, loc, op, merged);
+  rewriter.replaceOp(op, finalize.getResults());
   return finalize;
 }
 

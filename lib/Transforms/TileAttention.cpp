@@ -130,10 +130,11 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
       tileSizes.batch, tileHeads ? tileSizes.kvHeads : 1, tileSizes.queries};
   auto forall = scf::ForallOp::create(
       rewriter, loc, lbs, ubs, getAsIndexOpFoldResult(op.getContext(), steps),
-      ValueRange{op.getInit()}, /*mapping=*/std::nullopt);
+      op.getDpsInits(), /*mapping=*/std::nullopt);
   rewriter.setInsertionPoint(forall.getTerminator());
   SmallVector<Value> ivs = forall.getInductionVars();
   Value sharedOut = forall.getRegionIterArgs().front();
+  Value sharedLse = op.getLseInit() ? forall.getRegionIterArgs()[1] : Value();
 
   // The last tile along a dimension may be shorter, unless the tile size
   // divides a static size: then every tile keeps a static shape.
@@ -169,6 +170,10 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   StringRef qDims = bhsd ? "bhq-" : "bqh-";
   StringRef kvDims = bhsd ? "bk--" : "b-k-";
   Slice outSlice = sliceOf(rewriter, loc, sharedOut, qDims, w);
+  // The lse is [B, Hq, Sq] in both layouts.
+  Slice lseSlice;
+  if (sharedLse)
+    lseSlice = sliceOf(rewriter, loc, sharedLse, "bhq", w);
   auto sliceOptional = [&](Value value, StringRef dims) {
     return value ? extract(rewriter, loc, value,
                            sliceOf(rewriter, loc, value, dims, w))
@@ -178,12 +183,15 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
   Value outTile = extract(rewriter, loc, sharedOut, outSlice);
   SmallVector<Value> offsets = {ivs[0], value(w.qHead), ivs[2], zero};
   SmallVector<Value> extents = {value(qLen), value(kvLen)};
+  Value lseTile =
+      sharedLse ? extract(rewriter, loc, sharedLse, lseSlice) : Value();
   auto tile = AttentionOp::create(
-      rewriter, loc, outTile.getType(), sliceOptional(q, qDims),
-      sliceOptional(k, kvDims), sliceOptional(v, kvDims),
+      rewriter, loc, outTile.getType(), lseTile ? lseTile.getType() : Type(),
+      sliceOptional(q, qDims), sliceOptional(k, kvDims),
+      sliceOptional(v, kvDims),
       mask ? sliceOptional(mask, broadcastDims(mask)) : Value(),
       bias ? sliceOptional(bias, broadcastDims(bias)) : Value(),
-      sliceOptional(op.getKvLens(), "b"), offsets, extents, outTile,
+      sliceOptional(op.getKvLens(), "b"), offsets, extents, outTile, lseTile,
       op.getScaleAttr(), op.getStructuredMaskAttr(), op.getLayoutAttr(),
       op.getSimilarityAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), tile->getRegions()))
@@ -191,11 +199,15 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
       rewriter.cloneRegionBefore(from, to, to.end());
 
   rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-  SmallVector<OpFoldResult> strides(outSlice.offsets.size(),
-                                    rewriter.getIndexAttr(1));
-  tensor::ParallelInsertSliceOp::create(rewriter, loc, tile.getResult(),
-                                        sharedOut, outSlice.offsets,
-                                        outSlice.sizes, strides);
+  auto insert = [&](Value tileResult, Value shared, const Slice &slice) {
+    SmallVector<OpFoldResult> strides(slice.offsets.size(),
+                                      rewriter.getIndexAttr(1));
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, tileResult, shared,
+                                          slice.offsets, slice.sizes, strides);
+  };
+  insert(tile.getResult(), sharedOut, outSlice);
+  if (sharedLse)
+    insert(tile.getLse(), sharedLse, lseSlice);
   rewriter.replaceOp(op, forall.getResults());
   return forall;
 }

@@ -127,6 +127,16 @@ SmallVector<Value, 3> mlir::attn::createInitialStatistics(OpBuilder &b,
           createFilledF32(b, loc, rowSizes, 0.0f)};
 }
 
+FinalizeOnlineAttentionOp mlir::attn::createFinalize(OpBuilder &b, Location loc,
+                                                     AttentionOp op,
+                                                     ValueRange statistics) {
+  Value lseInit = op.getLseInit();
+  return FinalizeOnlineAttentionOp::create(
+      b, loc, op.getInit().getType(), lseInit ? lseInit.getType() : Type(),
+      statistics[0], statistics[2], lseInit ? statistics[1] : Value(),
+      op.getInit(), lseInit, op.getLayoutAttr());
+}
+
 OnlineStepOperands
 mlir::attn::sliceOnlineStep(OpBuilder &b, Location loc, AttentionOp op,
                             const AttentionPosition &position, Value kvStart,

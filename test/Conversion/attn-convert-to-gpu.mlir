@@ -285,3 +285,33 @@ func.func @gaussian(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64xf16>,
       -> tensor<1x2x?x64xf16>
   return %0 : tensor<1x2x?x64xf16>
 }
+
+// -----
+
+// An lse output: the kernel takes it after out and stores each valid row's
+// (max + log2(sum)) ln 2 from its base-2 statistics, -inf for a row that saw
+// no key, at [b, h, i] of the flat [B, Hq, Sq]. On tensor cores one lane of
+// the row's quad stores it.
+// CHECK-LABEL: func.func @lse
+// CHECK: gpu.launch_func @lse_kernels::@lse {{.*}} args({{.*}} : memref<?xf16>, {{.*}} : memref<?xf16>, {{.*}} : memref<?xf16>, {{.*}} : memref<?xf16>, {{.*}} : memref<?xf32>,
+// CHECK-LABEL: gpu.func @lse
+// CHECK-SAME: %[[LSE:[a-z0-9_]+]]: memref<?xf32>, %{{.+}}: index
+// CHECK: %[[LOG:.+]] = math.log2 %{{.+}} : f32
+// CHECK: %[[BASE2:.+]] = arith.addf %{{.+}}, %[[LOG]] : f32
+// CHECK: %[[NATURAL:.+]] = arith.mulf %[[BASE2]], %{{.+}} : f32
+// CHECK: %[[VALUE:.+]] = arith.select %{{.+}}, %[[NATURAL]], %{{.+}} : f32
+// CHECK: memref.store %[[VALUE]], %[[LSE]][%{{.+}}] : memref<?xf32>
+// MMA-LABEL: gpu.func @lse
+// MMA: nvgpu.mma.sync
+// MMA-COUNT-2: math.log2
+func.func @lse(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64xf16>,
+               %v: tensor<1x2x?x64xf16>, %o: tensor<1x2x?x64xf16>,
+               %l: tensor<1x2x?xf32>)
+    -> (tensor<1x2x?x64xf16>, tensor<1x2x?xf32>) {
+  %0:2 = attn.attention ins(%q, %k, %v : tensor<1x2x?x64xf16>,
+                            tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16>)
+      outs(%o : tensor<1x2x?x64xf16>) lse(%l : tensor<1x2x?xf32>)
+      {structured_mask = #attn.causal<top_left>}
+      -> tensor<1x2x?x64xf16>, tensor<1x2x?xf32>
+  return %0#0, %0#1 : tensor<1x2x?x64xf16>, tensor<1x2x?xf32>
+}

@@ -227,3 +227,46 @@ func.func @gaussian(%q: tensor<1x2x8x16xf32>, %k: tensor<1x2x8x16xf32>,
       -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// With an lse init: max + log(sum) per row, -inf for a row that saw no key,
+// collapsed back to [B, Hq, Sq] next to the output.
+// CHECK-LABEL: func.func @lse
+// CHECK: %[[OUT:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2], [3], [4]]
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[MAX:.+]]: f32, %[[SUM:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[SAW:.+]] = arith.cmpf ogt, %[[SUM]]
+// CHECK-NEXT: %[[LOG:.+]] = math.log %[[SUM]] : f32
+// CHECK-NEXT: %[[LSE:.+]] = arith.addf %[[MAX]], %[[LOG]] : f32
+// CHECK-NEXT: arith.select %[[SAW]], %[[LSE]], %{{.+}} : f32
+// CHECK: %[[ROWS:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0], [1, 2], [3]] : tensor<1x4x1x8xf32> into tensor<1x4x8xf32>
+// CHECK: return %[[OUT]], %[[ROWS]]
+func.func @lse(%q: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>,
+               %l: tensor<1x4x8xf32>)
+    -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>) {
+  %0:2 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                            tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) lse(%l : tensor<1x4x8xf32>)
+      -> tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+  return %0#0, %0#1 : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+}
+
+// -----
+
+// Finalize with an lse: the same log-sum-exp from the running max and sum.
+// CHECK-LABEL: func.func @finalize_lse
+// CHECK: linalg.generic
+// CHECK: %[[LSE:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<1x4x8xf32>, tensor<1x4x8xf32>) outs(%{{.+}} : tensor<1x4x8xf32>)
+// CHECK: math.log
+// CHECK: return %{{.+}}, %[[LSE]]
+func.func @finalize_lse(%acc: tensor<1x4x8x16xf32>, %m: tensor<1x4x8xf32>,
+                        %s: tensor<1x4x8xf32>, %o: tensor<1x4x8x16xf16>,
+                        %l: tensor<1x4x8xf32>)
+    -> (tensor<1x4x8x16xf16>, tensor<1x4x8xf32>) {
+  %0:2 = attn.finalize_online_attention
+      ins(%acc, %s : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>)
+      max(%m : tensor<1x4x8xf32>) outs(%o : tensor<1x4x8x16xf16>)
+      lse(%l : tensor<1x4x8xf32>) -> tensor<1x4x8x16xf16>, tensor<1x4x8xf32>
+  return %0#0, %0#1 : tensor<1x4x8x16xf16>, tensor<1x4x8xf32>
+}

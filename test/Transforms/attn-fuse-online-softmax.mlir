@@ -227,3 +227,21 @@ func.func @mask_mod_i32(%q: tensor<1x2x64x16xf32>, %k: tensor<1x2x128x16xf32>,
       } -> tensor<1x2x64x16xf32>
   return %0 : tensor<1x2x64x16xf32>
 }
+
+// -----
+
+// An lse output: the finalize also takes the loop's running max and the
+// lse init.
+// CHECK-LABEL: func.func @lse
+// CHECK: %[[LOOP:.+]]:3 = scf.for
+// CHECK: %[[OUT:.+]], %[[LSE:.+]] = attn.finalize_online_attention ins(%[[LOOP]]#0, %[[LOOP]]#2 : {{.*}}) max(%[[LOOP]]#1 : tensor<1x4x64xf32>) outs(%{{.+}}) lse(%{{.+}} : tensor<1x4x64xf32>)
+// CHECK: return %[[OUT]], %[[LSE]]
+func.func @lse(%q: tensor<1x4x64x16xf32>, %o: tensor<1x4x64x16xf32>,
+               %l: tensor<1x4x64xf32>)
+    -> (tensor<1x4x64x16xf32>, tensor<1x4x64xf32>) {
+  %0:2 = attn.attention ins(%q, %q, %q : tensor<1x4x64x16xf32>,
+                            tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>)
+      outs(%o : tensor<1x4x64x16xf32>) lse(%l : tensor<1x4x64xf32>)
+      -> tensor<1x4x64x16xf32>, tensor<1x4x64xf32>
+  return %0#0, %0#1 : tensor<1x4x64x16xf32>, tensor<1x4x64xf32>
+}

@@ -78,3 +78,22 @@ func.func @dynamic_decode(%q: tensor<?x8x1x16xf32>, %k: tensor<?x1x?x16xf32>,
       {structured_mask = #attn.causal<bottom_right>} -> tensor<?x8x1x16xf32>
   return %0 : tensor<?x8x1x16xf32>
 }
+
+// -----
+
+// An lse output: the merged max and sum make it.
+// CHECK-LABEL: func.func @lse
+// CHECK: %[[PARTS:.+]]:3 = scf.forall
+// CHECK: %{{.+}}, %[[LSE:.+]] = attn.finalize_online_attention {{.*}} max(%{{.+}} : tensor<1x4x1xf32>) {{.*}} lse(%{{.+}} : tensor<1x4x1xf32>)
+// CHECK: return %{{.+}}, %[[LSE]]
+// AUTO-LABEL: func.func @lse
+// AUTO: scf.forall
+func.func @lse(%q: tensor<1x4x1x16xf32>, %k: tensor<1x1x4096x16xf32>,
+               %o: tensor<1x4x1x16xf32>, %l: tensor<1x4x1xf32>)
+    -> (tensor<1x4x1x16xf32>, tensor<1x4x1xf32>) {
+  %0:2 = attn.attention ins(%q, %k, %k : tensor<1x4x1x16xf32>,
+                            tensor<1x1x4096x16xf32>, tensor<1x1x4096x16xf32>)
+      outs(%o : tensor<1x4x1x16xf32>) lse(%l : tensor<1x4x1xf32>)
+      -> tensor<1x4x1x16xf32>, tensor<1x4x1xf32>
+  return %0#0, %0#1 : tensor<1x4x1x16xf32>, tensor<1x4x1xf32>
+}

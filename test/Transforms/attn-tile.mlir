@@ -74,3 +74,22 @@ func.func @ragged_dynamic_heads(%q: tensor<1x40x?x8xf32>, %k: tensor<1x40x?x8xf3
 }
 
 // BADTILE: error: attn-tile: tile sizes must be positive (query-tile-size=0 needs l2-cache-size)
+
+// -----
+
+// An lse output is tiled with the output: a second shared output, sliced by
+// (batch, head, query) and inserted by the same tile.
+// CHECK-LABEL: func.func @lse
+// CHECK: scf.forall {{.*}} shared_outs(%[[OUT:.+]] = %{{.+}}, %[[LSE:.+]] = %{{.+}}) -> (tensor<1x4x64x16xf32>, tensor<1x4x64xf32>)
+// CHECK: %[[LSETILE:.+]] = tensor.extract_slice %[[LSE]][0, %{{.+}}, %{{.+}}] [1, 1, 16] [1, 1, 1] : tensor<1x4x64xf32> to tensor<1x1x16xf32>
+// CHECK: %{{.+}}, %[[TILELSE:.+]] = attn.attention {{.*}} lse(%[[LSETILE]] : tensor<1x1x16xf32>)
+// CHECK: tensor.parallel_insert_slice %[[TILELSE]] into %[[LSE]][0, %{{.+}}, %{{.+}}] [1, 1, 16] [1, 1, 1]
+func.func @lse(%q: tensor<1x4x64x16xf32>, %o: tensor<1x4x64x16xf32>,
+               %l: tensor<1x4x64xf32>)
+    -> (tensor<1x4x64x16xf32>, tensor<1x4x64xf32>) {
+  %0:2 = attn.attention ins(%q, %q, %q : tensor<1x4x64x16xf32>,
+                            tensor<1x4x64x16xf32>, tensor<1x4x64x16xf32>)
+      outs(%o : tensor<1x4x64x16xf32>) lse(%l : tensor<1x4x64xf32>)
+      -> tensor<1x4x64x16xf32>, tensor<1x4x64xf32>
+  return %0#0, %0#1 : tensor<1x4x64x16xf32>, tensor<1x4x64xf32>
+}

@@ -90,6 +90,14 @@ static cl::opt<std::string> blockMap(
              "default 64) into FILE.svg instead of running"),
     cl::value_desc("FILE.svg"), cl::init(""));
 
+static cl::list<std::string> weights(
+    "weights", cl::multi_val(2),
+    cl::desc("--weights ROWS FILE: write the attention weights of query rows "
+             "ROWS (e.g. 0,5,17) of every batch entry and head, recomputed "
+             "as exp(score - lse) from the kernel's lse output, to FILE (CSV: "
+             "b,h,i, then one weight per key); needs lse=true"),
+    cl::value_desc("ROWS FILE"));
+
 static CPUKernelFlags flags;
 
 static int usageError(const Twine &message) {
@@ -370,6 +378,72 @@ static llvm::Error launchGPURun(CUDADevice &device,
 }
 
 /// Calls the entry point with one DLTensor pointer per operand.
+/// NaN in every element: a kernel that skips an element of an output shows.
+static void fillNaN(HostTensor &t, const attn_operand_desc &desc) {
+  int64_t n = numElements(t.shape);
+  t.bytes.resize(n * desc.dtype_bits / 8);
+  for (int64_t i = 0; i < n; ++i) {
+    if (desc.dtype_bits == 32) {
+      float nan = std::numeric_limits<float>::quiet_NaN();
+      std::memcpy(&t.bytes[i * 4], &nan, 4);
+      continue;
+    }
+    // f16 0x7e00, bf16 0x7fc0: quiet NaNs.
+    uint16_t nan = desc.dtype_code == kDLBfloat ? 0x7fc0 : 0x7e00;
+    std::memcpy(&t.bytes[i * 2], &nan, 2);
+  }
+}
+
+/// Parses ROWS of --weights: query rows, comma-separated, each below qLen.
+static FailureOr<std::vector<int64_t>> parseRows(StringRef text, int64_t qLen) {
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  std::vector<int64_t> rows;
+  for (StringRef part : parts) {
+    int64_t row;
+    if (part.trim().getAsInteger(10, row) || row < 0 || row >= qLen) {
+      llvm::errs() << "attn-run: error: --weights: '" << part
+                   << "' is not a query row in [0, " << qLen << ")\n";
+      return failure();
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+/// --weights ROWS FILE: the weights of rows ROWS of every (b, h), from the
+/// reference's scores and the kernel's lse: exp(s - lse), 0 where hidden.
+static int writeWeights(const ReferenceProblem &p, const float *q,
+                        const float *k, const HostTensor &lse,
+                        const attn_operand_desc &lseDesc) {
+  FailureOr<std::vector<int64_t>> rows = parseRows(weights[0], p.qLen);
+  if (failed(rows))
+    return kUsageErrorExitCode;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(weights[1], ec);
+  if (ec) {
+    llvm::errs() << "attn-run: error: cannot write " << weights[1] << ": "
+                 << ec.message() << "\n";
+    return 1;
+  }
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t h = 0; h < p.qHeads; ++h)
+      for (int64_t i : *rows) {
+        double rowLse =
+            readFloat(lse, lseDesc, (b * p.qHeads + h) * p.qLen + i);
+        os << b << "," << h << "," << i;
+        for (int64_t j = 0; j < p.kvLen; ++j) {
+          std::optional<double> s = referenceScore(p, q, k, b, h, i, j);
+          os << "," << (s ? std::exp(*s - rowLse) : 0.0);
+        }
+        os << "\n";
+      }
+  llvm::outs() << llvm::formatv("weights: {0} rows of {1} keys in {2}\n",
+                                p.batch * p.qHeads * rows->size(), p.kvLen,
+                                weights[1]);
+  return 0;
+}
+
 static int callEntry(void *entry, std::vector<HostTensor> &tensors) {
   std::vector<void *> a;
   for (HostTensor &t : tensors)
@@ -378,6 +452,8 @@ static int callEntry(void *entry, std::vector<HostTensor> &tensors) {
   using F5 = int (*)(void *, void *, void *, void *, void *);
   using F6 = int (*)(void *, void *, void *, void *, void *, void *);
   using F7 = int (*)(void *, void *, void *, void *, void *, void *, void *);
+  using F8 =
+      int (*)(void *, void *, void *, void *, void *, void *, void *, void *);
   switch (a.size()) {
   case 4:
     return reinterpret_cast<F4>(entry)(a[0], a[1], a[2], a[3]);
@@ -385,9 +461,12 @@ static int callEntry(void *entry, std::vector<HostTensor> &tensors) {
     return reinterpret_cast<F5>(entry)(a[0], a[1], a[2], a[3], a[4]);
   case 6:
     return reinterpret_cast<F6>(entry)(a[0], a[1], a[2], a[3], a[4], a[5]);
-  default:
+  case 7:
     return reinterpret_cast<F7>(entry)(a[0], a[1], a[2], a[3], a[4], a[5],
                                        a[6]);
+  default:
+    return reinterpret_cast<F8>(entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                       a[7]);
   }
 }
 
@@ -470,6 +549,11 @@ int main(int argc, char **argv) {
 
   if (!blockMap.empty())
     return drawBlockMap(*source);
+  if (!weights.empty() &&
+      llvm::none_of(signature->operands,
+                    [](const KernelOperand &o) { return o.name == "lse"; }))
+    return usageError("--weights needs a kernel with an lse output (spec: "
+                      "lse=true)");
 
   // The sizes of each run: compiled sizes, then the SPEC's, then --dims.
   SmallVector<std::array<int64_t, ATTN_NUM_SYMBOLS>> sizeSets;
@@ -581,11 +665,19 @@ int main(int argc, char **argv) {
   }
   int64_t tilesTotal = 0, tilesComputed = 0, tilesVisible = 0;
 
-  const attn_operand_desc &outDesc = signature->operands.back().desc;
+  // Where the outputs sit among the operands (lse: -1 when absent).
+  auto operandIndex = [&](StringRef name) -> int64_t {
+    for (auto [i, operand] : llvm::enumerate(signature->operands))
+      if (operand.name == name)
+        return i;
+    return -1;
+  };
+  int64_t outIndex = operandIndex("out"), lseIndex = operandIndex("lse");
+  const attn_operand_desc &outDesc = signature->operands[outIndex].desc;
   double tolerance =
       toleranceOpt >= 0 ? toleranceOpt.getValue() : defaultTolerance(outDesc);
   std::mt19937_64 rng(seed);
-  double maxAbsErr = 0;
+  double maxAbsErr = 0, lseMaxAbsErr = 0;
   bool ok = true;
   double medianMs = 0, gflops = 0;
   std::string dimsText;
@@ -610,10 +702,10 @@ int main(int argc, char **argv) {
         int64_t symbol = operand.desc.dims[d];
         t.shape.push_back(symbol == ATTN_DIM_BROADCAST ? 1 : sizes[symbol]);
       }
-      if (operand.name != "out")
+      if (!operand.isOutput())
         fillRandom(t, operand.desc, rng, p.kvLen);
       else
-        t.bytes.assign(numElements(t.shape) * operand.desc.dtype_bits / 8, 0);
+        fillNaN(t, operand.desc); // what the kernel does not write shows
       t.tensor.data = t.bytes.data();
       t.tensor.device = {kDLCPU, 0};
       t.tensor.ndim = static_cast<int32_t>(t.shape.size());
@@ -654,14 +746,15 @@ int main(int argc, char **argv) {
     GPURun gpuRun;
     int status = 0;
     if (onGPU) {
-      HostTensor &out = tensors.back();
       llvm::Error error =
           prepareGPURun(*device, gpuKernel, tensors, sizes, gpuRun);
       if (!error)
         error = launchGPURun(*device, gpuKernel, gpuRun);
-      if (!error)
-        error = device->copyToHost(out.bytes.data(), gpuRun.pointers.back(),
-                                   out.bytes.size());
+      for (int64_t i : {outIndex, lseIndex})
+        if (!error && i >= 0)
+          error =
+              device->copyToHost(tensors[i].bytes.data(), gpuRun.pointers[i],
+                                 tensors[i].bytes.size());
       if (error) {
         llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
                      << "\n";
@@ -691,23 +784,39 @@ int main(int argc, char **argv) {
     dimsText += (runIndex ? ";" : "") + runDims;
 
     if (check) {
-      std::vector<double> expected(numElements(tensors.back().shape));
-      referenceAttention(p, q, k, v, expected.data());
-      double err = 0;
-      for (auto [i, want] : llvm::enumerate(expected)) {
-        double got = readFloat(tensors.back(), outDesc, i);
-        double diff = std::fabs(got - want);
-        if (std::isnan(got) || std::isnan(diff))
-          diff = std::numeric_limits<double>::infinity();
-        err = std::max(err, diff);
-      }
-      maxAbsErr = std::max(maxAbsErr, err);
-      bool runOk = err <= tolerance;
-      ok &= runOk;
-      llvm::outs() << llvm::formatv(
-          "check {0}: max abs error {1:e} (tolerance {2:e}) {3}\n", runDims,
-          err, tolerance, runOk ? "ok" : "FAILED");
+      std::vector<double> expected(numElements(tensors[outIndex].shape));
+      std::vector<double> expectedLse(
+          lseIndex >= 0 ? numElements(tensors[lseIndex].shape) : 0);
+      referenceAttention(p, q, k, v, expected.data(),
+                         lseIndex >= 0 ? expectedLse.data() : nullptr);
+      auto compare = [&](const char *what, int64_t index, ArrayRef<double> want,
+                         double &maxErr) {
+        double err = 0;
+        for (auto [i, w] : llvm::enumerate(want)) {
+          double got =
+              readFloat(tensors[index], signature->operands[index].desc, i);
+          // Equal infinities (the lse of a row without keys) agree.
+          double diff = got == w ? 0.0 : std::fabs(got - w);
+          if (std::isnan(got) || std::isnan(diff))
+            diff = std::numeric_limits<double>::infinity();
+          err = std::max(err, diff);
+        }
+        maxErr = std::max(maxErr, err);
+        bool runOk = err <= tolerance;
+        ok &= runOk;
+        llvm::outs() << llvm::formatv(
+            "{0} {1}: max abs error {2:e} (tolerance {3:e}) {4}\n", what,
+            runDims, err, tolerance, runOk ? "ok" : "FAILED");
+      };
+      compare("check", outIndex, expected, maxAbsErr);
+      if (lseIndex >= 0)
+        compare("check lse", lseIndex, expectedLse, lseMaxAbsErr);
     }
+
+    if (!weights.empty() && runIndex == 0)
+      if (int error = writeWeights(p, q, k, tensors[lseIndex],
+                                   signature->operands[lseIndex].desc))
+        return error;
 
     if (bench && runIndex == 0) {
       std::vector<double> times;
@@ -744,6 +853,9 @@ int main(int argc, char **argv) {
         {"ok", ok},
         {"checked", check.getValue()},
         {"max_abs_err", check ? llvm::json::Value(maxAbsErr) : nullptr},
+        {"lse_max_abs_err", check && lseIndex >= 0
+                                ? llvm::json::Value(lseMaxAbsErr)
+                                : llvm::json::Value(nullptr)},
         {"tolerance", tolerance},
         {"median_ms", bench ? llvm::json::Value(medianMs) : nullptr},
         {"gflops", bench ? llvm::json::Value(gflops) : nullptr},

@@ -27,9 +27,11 @@ namespace mlir::attn {
 
 /// One argument of a kernel entry point, in ABI order.
 struct KernelOperand {
-  std::string name; // "q", "k", "v", "mask", "bias", "kv_lens", "out"
+  std::string name; // "q", "k", "v", "mask", "bias", "kv_lens", "out", "lse"
   RankedTensorType type;
   attn_operand_desc desc;
+  /// Whether the kernel writes this operand (passed as a non-const DLTensor).
+  bool isOutput() const { return name == "out" || name == "lse"; }
 };
 
 /// The ABI of a kernel: its DLTensor arguments and the sizes it was compiled

@@ -17,7 +17,8 @@
 // global:G | bigbird:BLK:W:G:R:SEED | blocks:FILE; e.g.
 // window:128:0|global:16), mod (none | alibi | softcap:C: a
 // score_mod), temperature (finite positive: scores divided by it),
-// kv_lens (none | random: a kv_lens operand), dynamic (letters among b, h,
+// kv_lens (none | random: a kv_lens operand), lse (false | true: also
+// output each row's log-sum-exp), dynamic (letters among b, h,
 // s: the dimensions compiled as `?`).
 //
 // The spec always carries concrete sizes, even for dynamic dimensions: they
@@ -98,6 +99,8 @@ struct AttentionSpec {
   std::optional<double> temperature;
   /// A kv_lens operand (i32 [B], the valid keys per batch entry).
   bool kvLens = false;
+  /// A second output: each query row's log-sum-exp (f32 [B, Hq, Sq]).
+  bool lse = false;
   /// Dimensions compiled as dynamic: `h` covers both head counts, `s` both
   /// sequence lengths.
   bool dynamicBatch = false, dynamicHeads = false, dynamicSeq = false;

@@ -54,8 +54,9 @@ struct ReferenceProblem {
   bool bshd = false;
   /// The effective scale (the caller resolves the 1/sqrt(D) default).
   double scale = 1.0;
-  /// Gaussian-kernel attention: the score is -scale/2 |q - k|^2 instead of
-  /// scale q.k.
+  /// Gaussian-kernel attention: the score is -scale/2 (|q - k|^2 - |q|^2)
+  /// (the Gaussian's exponent shifted per row, as attn.attention defines it)
+  /// instead of scale q.k.
   bool gaussian = false;
 
   /// Optional structured mask.
@@ -87,9 +88,18 @@ struct ReferenceProblem {
 /// scoreMod, then + bias; the key is hidden by the structured mask, a zero
 /// mask byte, j >= kvLens[b] or a false maskMod. Softmax over the visible keys
 /// in double; a row with no visible key (or whose visible scores are all
-/// -inf) is 0.
+/// -inf) is 0. When `lse` is given, it receives each row's log-sum-exp
+/// ([B, Hq, Sq] in both layouts; -inf for such a row).
 void referenceAttention(const ReferenceProblem &p, const float *q,
-                        const float *k, const float *v, double *out);
+                        const float *k, const float *v, double *out,
+                        double *lse = nullptr);
+
+/// The score of query i and key j of batch b, head h (scaled dot product or
+/// Gaussian, then scoreMod, then + bias), or nullopt when a mask hides the
+/// key.
+std::optional<double> referenceScore(const ReferenceProblem &p, const float *q,
+                                     const float *k, int64_t b, int64_t h,
+                                     int64_t i, int64_t j);
 
 /// The number of visible (b, h, i, j) quadruples: the useful work of the
 /// problem, for GFLOP/s.

@@ -23,8 +23,10 @@ FailureOr<AttentionOp> expandMultiHeadAttention(RewriterBase &rewriter,
                                                 MultiHeadAttentionOp op);
 
 /// Replaces `op` with the naive, unfused linalg lowering that materializes the
-/// [B, Hq, Sq, Sk] score matrix. Returns the value that replaced the op.
-FailureOr<Value> decomposeAttention(RewriterBase &rewriter, AttentionOp op);
+/// [B, Hq, Sq, Sk] score matrix. Returns the values that replaced the op (the
+/// output, then the lse when it has one).
+FailureOr<SmallVector<Value>> decomposeAttention(RewriterBase &rewriter,
+                                                 AttentionOp op);
 
 /// Replaces `op` with linalg ops that fold its key/value tile into the
 /// running (acc, max, sum). Returns their new values.
@@ -41,9 +43,11 @@ void registerTilingInterfaceExternalModels(DialectRegistry &registry);
 FailureOr<UKernelGenericOp>
 lowerOnlineAttentionToUKernel(RewriterBase &rewriter, OnlineAttentionOp op);
 
-/// Replaces `op` with `sum > 0 ? acc / sum : 0` in the output type.
-FailureOr<Value> decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
-                                                  FinalizeOnlineAttentionOp op);
+/// Replaces `op` with `sum > 0 ? acc / sum : 0` in the output type, and
+/// `sum > 0 ? max + log(sum) : -inf` for its lse. Returns the new values.
+FailureOr<SmallVector<Value>>
+decomposeFinalizeOnlineAttention(RewriterBase &rewriter,
+                                 FinalizeOnlineAttentionOp op);
 
 /// Block skipping: replaces `op` with the same attention over only the keys
 /// that some query of it can see, by its structured mask (buildMaskKeyHull;

@@ -31,6 +31,10 @@ struct IndexMath {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y)
         .getResult();
   }
+  Value eq(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y)
+        .getResult();
+  }
   Value sle(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y)
         .getResult();
@@ -106,6 +110,11 @@ OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
                                             const OnlineStepOperands &operands,
                                             ValueRange statistics,
                                             bool withMaskRules = true);
+
+/// The finalize_online_attention that ends `op` from its final `statistics`
+/// (acc, max, sum): into op's init, and its lse init when op has one.
+FinalizeOnlineAttentionOp createFinalize(OpBuilder &b, Location loc,
+                                         AttentionOp op, ValueRange statistics);
 
 /// What a mask_mod region yields over a whole box of indices, as i1 values:
 /// `hidesAll` is true when it certainly yields false for every index,

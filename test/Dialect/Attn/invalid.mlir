@@ -1947,3 +1947,40 @@ func.func @unknown_similarity(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>
       {similarity = #attn.similarity<cosine>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
+
+// -----
+
+func.func @lse_wrong_rows(%q: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>,
+                          %l: tensor<1x4x7xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{lse sequence length is 7, expected 8 (must match query)}}
+  %0:2 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                            tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) lse(%l : tensor<1x4x7xf32>)
+      -> tensor<1x4x8x16xf32>, tensor<1x4x7xf32>
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @lse_result_without_init(%q: tensor<1x4x8x16xf32>,
+                                   %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{returns an lse exactly when given an 'lse' init (result without init)}}
+  %0:2 = "attn.attention"(%q, %q, %q, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0>}> ({}, {})
+      : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
+         tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>)
+  return %0#0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @finalize_lse_without_max(%acc: tensor<1x4x8x16xf32>,
+                                    %s: tensor<1x4x8xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{needs the running 'max' to return an lse}}
+  %0:2 = attn.finalize_online_attention ins(%acc, %s : tensor<1x4x8x16xf32>,
+                                            tensor<1x4x8xf32>)
+      outs(%acc : tensor<1x4x8x16xf32>) lse(%s : tensor<1x4x8xf32>)
+      -> tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+  return %0#0 : tensor<1x4x8x16xf32>
+}

@@ -8,7 +8,7 @@
 // CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
 // CHECK-SAME: outs(%{{.*}} : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
 // GENERIC-LABEL: sym_name = "plain"
-// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>, similarity = #attn.similarity<dot>}> ({
+// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0>, similarity = #attn.similarity<dot>}> ({
 func.func @plain(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>,
                  %v: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
@@ -246,4 +246,25 @@ func.func @ukernel(%q: tensor<1x1x4x8xf32>, %s: tensor<1x1x4xf32>, %x: f32,
   attn.ukernel.generic "attn_uk_online_step_f32" ins(%m : memref<4xf32>)
       outs(%m : memref<4xf32>)
   return %r#0, %r#1 : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>
+}
+
+// An lse output next to the attention's (the second init and result), and
+// the finalize that makes it from the running max and sum.
+// CHECK-LABEL: func.func @with_lse
+// CHECK: %{{.+}}, %{{.+}} = attn.attention ins(%{{.*}}) outs(%{{.*}} : tensor<1x4x8x16xf32>) lse(%{{.*}} : tensor<1x4x8xf32>) -> tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+// CHECK: %{{.+}}, %{{.+}} = attn.finalize_online_attention ins(%{{.*}} : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>) max(%{{.*}} : tensor<1x4x8xf32>) outs(%{{.*}} : tensor<1x4x8x16xf16>) lse(%{{.*}} : tensor<1x4x8xf32>) -> tensor<1x4x8x16xf16>, tensor<1x4x8xf32>
+func.func @with_lse(%q: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>,
+                    %l: tensor<1x4x8xf32>, %h: tensor<1x4x8x16xf16>)
+    -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8x16xf16>,
+        tensor<1x4x8xf32>) {
+  %0:2 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                            tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) lse(%l : tensor<1x4x8xf32>)
+      -> tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
+  %1:2 = attn.finalize_online_attention ins(%o, %l : tensor<1x4x8x16xf32>,
+                                            tensor<1x4x8xf32>)
+      max(%l : tensor<1x4x8xf32>) outs(%h : tensor<1x4x8x16xf16>)
+      lse(%l : tensor<1x4x8xf32>) -> tensor<1x4x8x16xf16>, tensor<1x4x8xf32>
+  return %0#0, %0#1, %1#0, %1#1 : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>,
+                                  tensor<1x4x8x16xf16>, tensor<1x4x8xf32>
 }
