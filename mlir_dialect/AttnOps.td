@@ -285,6 +285,57 @@ def Attn_FinalizeOnlineAttentionOp : Attn_Op<"finalize_online_attention", [
 }
 
 //===----------------------------------------------------------------------===//
+// attn.linear_attention
+//===----------------------------------------------------------------------===//
+
+def Attn_LinearAttentionOp : Attn_Op<"linear_attention", [
+    Pure, DestinationStyleOpInterface]> {
+  let summary = "kernelized linear attention (Katharopoulos et al., 2020)";
+  let description = [{
+    Attention with the softmax replaced by a positive feature map
+    `phi(x) = elu(x) + 1` applied to queries and keys:
+
+    ```
+    out_i = sum_j (phi(q_i) . phi(k_j)) v_j / sum_j phi(q_i) . phi(k_j)
+    ```
+
+    over the keys row `i` sees: all of them, or under
+    `structured_mask = #attn.causal<...>` (the only mask it takes) keys
+    `j <= i` (top-left) or `j <= i + Sk - Sq` (bottom-right). A row that sees
+    no key outputs 0. Shapes, GQA and `layout` as `attn.attention`.
+
+    Its cost is linear in the sequence: without a mask it is
+    `phi(Q) (phi(K)^T V)` normalized by `phi(Q) sum_j phi(k_j)`; with the
+    causal mask `attn-lower-linear-attention` walks query chunks carrying the
+    prefix sums `sum_j phi(k_j) v_j^T` and `sum_j phi(k_j)`, and only the
+    chunk's own keys form a (masked) quadratic block.
+
+    ```mlir
+    %out = attn.linear_attention ins(%q, %k, %v : tensor<2x8x1024x64xf32>,
+                                     tensor<2x8x1024x64xf32>,
+                                     tensor<2x8x1024x64xf32>)
+        outs(%init : tensor<2x8x1024x64xf32>)
+        {structured_mask = #attn.causal<top_left>} -> tensor<2x8x1024x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value, Attn_FloatTensor:$init,
+                       OptionalAttr<Attn_CausalMaskAttr>:$structured_mask,
+                       DefaultValuedAttr<Attn_LayoutAttr,
+                                         "::mlir::attn::Layout::BHSD">:$layout);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+      type($value) `)`
+    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.multi_head_attention
 //===----------------------------------------------------------------------===//
 

@@ -59,6 +59,37 @@ def DecomposeAttention : Pass<"attn-decompose"> {
   ];
 }
 
+def LowerLinearAttention : Pass<"attn-lower-linear-attention"> {
+  let summary = "Lower attn.linear_attention to linalg in linear time";
+  let description = [{
+    Every `attn.linear_attention` becomes f32 `linalg.generic` ops over
+    [B, Hq, S, F] tensors (keys and values gathered per query head, so GQA
+    and both layouts need no head arithmetic in indexing maps), with
+    `phi(x) = elu(x) + 1`:
+
+    - no mask: the state `S = phi(K)^T V` [D, Dv] and normalizer
+      `z = sum_j phi(k_j)` [D] per head, then `out = phi(Q) S / phi(Q) z`;
+    - causal: an `scf.for` over query chunks of `chunk-size` rows carries
+      (out, S, z). A chunk reads the state (every key all its rows see),
+      adds its masked [chunk, chunk] block of the keys its rows see in part,
+      normalizes, and folds that block's keys into the state. The work is
+      O(S (D Dv + chunk (D + Dv))) instead of O(S^2).
+
+    A row that sees no key outputs 0.
+  }];
+  let options = [
+    Option<"chunkSize", "chunk-size", "int64_t", /*default=*/"64",
+           "Query rows per chunk of the causal form">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def AttachCPUTarget : Pass<"attn-attach-cpu-target", "ModuleOp"> {
   let summary = "Record the target CPU and features on every llvm.func";
   let description = [{

@@ -467,6 +467,19 @@ LogicalResult FinalizeOnlineAttentionOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// LinearAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult LinearAttentionOp::verify() {
+  FailureOr<AttentionDims> dims = verifyAttentionInputs(
+      *this, getQuery(), getKey(), getValue(), /*mask=*/Value(),
+      /*bias=*/Value(), /*kvLens=*/Value(), getLayout());
+  if (failed(dims))
+    return failure();
+  return checkOutputShape(*this, getInit(), "init", *dims, getLayout());
+}
+
+//===----------------------------------------------------------------------===//
 // MultiHeadAttentionOp
 //===----------------------------------------------------------------------===//
 

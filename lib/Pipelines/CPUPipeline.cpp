@@ -78,6 +78,7 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
     if (options.ukernels)
       pm.addPass(createLowerToUKernels());
   }
+  pm.addPass(createLowerLinearAttention());
   pm.addPass(createDecomposeAttention());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -31,20 +31,27 @@ static FailureOr<std::pair<int64_t, int64_t>> dlpackType(Type type) {
 }
 
 FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
-  auto attentions = llvm::to_vector(func.getOps<AttentionOp>());
-  if (attentions.size() != 1)
-    return func.emitError() << "a kernel function must hold exactly one "
-                               "attn.attention at its top level, found "
-                            << attentions.size();
-  AttentionOp op = attentions.front();
   Block &body = func.getBody().front();
+  auto kernelOps = llvm::to_vector(
+      llvm::make_filter_range(llvm::make_pointer_range(body),
+                              [](Operation *op) { return isKernelOp(op); }));
+  if (kernelOps.size() != 1)
+    return func.emitError() << "a kernel function must hold exactly one "
+                               "attn.attention or attn.linear_attention at "
+                               "its top level, found "
+                            << kernelOps.size();
+  Operation *kernelOp = kernelOps.front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (!ret || ret.getOperands() != op->getResults())
+  if (!ret || ret.getOperands() != kernelOp->getResults())
     return func.emitError()
-           << "a kernel function must return the attn.attention results";
+           << "a kernel function must return the attention's results";
+  // Only attn.attention takes masks, biases, key lengths and an lse.
+  auto op = dyn_cast<AttentionOp>(kernelOp);
+  auto linear = dyn_cast<LinearAttentionOp>(kernelOp);
+  Layout layout = op ? op.getLayout() : linear.getLayout();
 
   // Symbols of each dimension of [B, Hq, Sq, D] etc., in the op's layout.
-  bool bhsd = op.getLayout() == Layout::BHSD;
+  bool bhsd = layout == Layout::BHSD;
   auto headTensorDims = [&](int64_t heads, int64_t seq, int64_t feature) {
     return bhsd ? SmallVector<int64_t>{ATTN_SYM_B, heads, seq, feature}
                 : SmallVector<int64_t>{ATTN_SYM_B, seq, heads, feature};
@@ -67,20 +74,21 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     SmallVector<int64_t> dims;
   };
   SmallVector<Role> roles = {
-      {"q", op.getQuery(),
+      {"q", kernelOp->getOperand(0),
        headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_D)},
-      {"k", op.getKey(), headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_D)},
-      {"v", op.getValue(),
+      {"k", kernelOp->getOperand(1),
+       headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_D)},
+      {"v", kernelOp->getOperand(2),
        headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_DV)}};
-  if (Value mask = op.getMask())
+  if (Value mask = op ? op.getMask() : Value())
     roles.push_back({"mask", mask, broadcastDims(mask)});
-  if (Value bias = op.getBias())
+  if (Value bias = op ? op.getBias() : Value())
     roles.push_back({"bias", bias, broadcastDims(bias)});
-  if (Value lens = op.getKvLens())
+  if (Value lens = op ? op.getKvLens() : Value())
     roles.push_back({"kv_lens", lens, {ATTN_SYM_B}});
-  roles.push_back({"out", op.getInit(),
+  roles.push_back({"out", op ? op.getInit() : linear.getInit(),
                    headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
-  if (Value lse = op.getLseInit())
+  if (Value lse = op ? op.getLseInit() : Value())
     roles.push_back({"lse", lse, {ATTN_SYM_B, ATTN_SYM_HQ, ATTN_SYM_SQ}});
 
   std::string expectedOrder;

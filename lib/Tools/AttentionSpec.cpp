@@ -79,6 +79,8 @@ std::string AttentionSpec::str() const {
   };
   if (kind == Kind::Gaussian)
     os << ",kind=gaussian:" << number(sigma);
+  if (kind == Kind::Linear)
+    os << ",kind=linear";
   if (scale)
     os << ",scale=" << number(*scale);
   os << ",mask=";
@@ -287,9 +289,13 @@ static llvm::Error parseScoreMod(StringRef value, AttentionSpec &spec) {
 static llvm::Error parseKind(StringRef value, AttentionSpec &spec) {
   if (value == "sdpa")
     return llvm::Error::success();
+  if (value == "linear") {
+    spec.kind = AttentionSpec::Kind::Linear;
+    return llvm::Error::success();
+  }
   if (!value.consume_front("gaussian:"))
     return specError("unknown 'kind' value '" + value +
-                     "' (expected sdpa or gaussian:SIGMA)");
+                     "' (expected sdpa, gaussian:SIGMA or linear)");
   llvm::Expected<double> sigma = parsePositive("kind=gaussian", value);
   if (!sigma)
     return sigma.takeError();
@@ -309,6 +315,27 @@ static llvm::Error parseKind(StringRef value, AttentionSpec &spec) {
                      "' puts the scale 1/SIGMA^2 outside the f32 range");
   spec.kind = AttentionSpec::Kind::Gaussian;
   spec.sigma = *sigma;
+  return llvm::Error::success();
+}
+
+/// attn.linear_attention has no softmax: no scale, score mod, key lengths or
+/// lse, and of the masks only causal.
+static llvm::Error checkLinearKind(const AttentionSpec &spec) {
+  const char *unsupported = spec.scale         ? "scale"
+                            : spec.temperature ? "temperature"
+                            : spec.mod != AttentionSpec::ScoreMod::None ? "mod"
+                            : spec.kvLens ? "kv_lens"
+                            : spec.lse    ? "lse"
+                                          : nullptr;
+  if (unsupported)
+    return specError("'kind=linear' takes no '" + Twine(unsupported) +
+                     "' (linear attention has no softmax)");
+  bool causal = spec.mask.size() == 1 && spec.mask[0].size() == 1 &&
+                (spec.mask[0][0].kind == MaskTerm::Kind::Causal ||
+                 spec.mask[0][0].kind == MaskTerm::Kind::CausalBottomRight);
+  if (!spec.mask.empty() && !causal)
+    return specError("'kind=linear' takes mask=none, causal or "
+                     "causal_bottom_right");
   return llvm::Error::success();
 }
 
@@ -427,6 +454,10 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
 
   if (values.count("dynamic"))
     if (llvm::Error error = parseDynamic(values.lookup("dynamic"), spec))
+      return std::move(error);
+
+  if (spec.kind == AttentionSpec::Kind::Linear)
+    if (llvm::Error error = checkLinearKind(spec))
       return std::move(error);
 
   return spec;
@@ -562,6 +593,17 @@ static void buildScoreMod(OpBuilder &b, Location loc, AttentionOp attention,
   YieldOp::create(b, loc, result);
 }
 
+/// `module`, or null after a diagnostic when it does not verify.
+static OwningOpRef<ModuleOp> verifiedModule(OwningOpRef<ModuleOp> module,
+                                            const AttentionSpec &spec) {
+  if (failed(verify(*module))) {
+    emitError(module->getLoc()) << "the attention module built for spec '"
+                                << spec.str() << "' does not verify";
+    return nullptr;
+  }
+  return module;
+}
+
 OwningOpRef<ModuleOp>
 mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
                                  StringRef funcName) {
@@ -619,6 +661,14 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   StructuredMaskAttrInterface mask = buildStructuredMask(ctx, spec);
 
   ValueRange inits = func.getArguments().take_back(resultTypes.size());
+  if (spec.kind == AttentionSpec::Kind::Linear) {
+    auto linear = LinearAttentionOp::create(
+        b, loc, outType, entry->getArgument(0), entry->getArgument(1),
+        entry->getArgument(2), inits.front(),
+        dyn_cast_or_null<CausalMaskAttr>(mask), spec.layout);
+    func::ReturnOp::create(b, loc, linear.getResult());
+    return verifiedModule(std::move(module), spec);
+  }
   auto attention = AttentionOp::create(
       b, loc, resultTypes, entry->getArgument(0), entry->getArgument(1),
       entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(),
@@ -630,11 +680,5 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   if (spec.mod != AttentionSpec::ScoreMod::None)
     buildScoreMod(b, loc, attention, spec);
   func::ReturnOp::create(b, loc, attention.getResults());
-
-  if (failed(verify(*module))) {
-    emitError(loc) << "the attention module built for spec '" << spec.str()
-                   << "' does not verify";
-    return nullptr;
-  }
-  return module;
+  return verifiedModule(std::move(module), spec);
 }

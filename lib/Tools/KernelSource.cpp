@@ -46,7 +46,9 @@ mlir::attn::loadKernelSource(MLIRContext *ctx, StringRef file,
       return module.emitError() << "no function named '" << funcName << "'";
   } else {
     for (auto func : module.getOps<func::FuncOp>()) {
-      if (func.getOps<AttentionOp>().empty())
+      if (func.isExternal() ||
+          llvm::none_of(func.getBody().front(),
+                        [](Operation &op) { return isKernelOp(&op); }))
         continue;
       if (source.func)
         return module.emitError()

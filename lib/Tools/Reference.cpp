@@ -155,6 +155,16 @@ std::optional<double> mlir::attn::referenceScore(const ReferenceProblem &p,
   // the distance, so the shift is checked, not assumed.
   double s =
       p.gaussian ? -0.5 * p.scale * (distance - queryNorm) : p.scale * dot;
+  if (p.linear) {
+    // phi(q) . phi(k): the weight itself.
+    auto phi = [](double x) { return x > 0 ? x + 1 : std::exp(x); };
+    s = 0;
+    for (int64_t f = 0; f < p.headDim; ++f)
+      s += phi(q[headOffset(p.bshd, p.qHeads, p.qLen, p.headDim, b, h, i, f)]) *
+           phi(k[headOffset(p.bshd, p.kvHeads, p.kvLen, p.headDim, b, kvh, j,
+                            f)]);
+    return s;
+  }
   if (p.scoreMod)
     s = p.scoreMod(s, b, h, i, j);
   if (p.biasData)
@@ -200,7 +210,8 @@ void mlir::attn::referenceAttention(const ReferenceProblem &p, const float *q,
           for (int64_t j = 0; j < p.kvLen; ++j) {
             if (!scores[j])
               continue;
-            double weight = std::exp(*scores[j] - maxScore);
+            double weight =
+                p.linear ? *scores[j] : std::exp(*scores[j] - maxScore);
             sum += weight;
             for (int64_t f = 0; f < p.valueDim; ++f)
               row[f] += weight * static_cast<double>(

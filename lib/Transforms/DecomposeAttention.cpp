@@ -95,17 +95,10 @@ private:
     Value cst = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
     return linalg::FillOp::create(b, loc, cst, emptyF32(sizes)).getResult(0);
   }
-  /// A generic whose last `numReductions` loops are reductions.
   Value generic(ValueRange inputs, Value init, ArrayRef<AffineMap> maps,
                 unsigned numReductions,
                 function_ref<void(OpBuilder &, Location, ValueRange)> body) {
-    unsigned numLoops = maps.front().getNumDims();
-    SmallVector<utils::IteratorType> iters(numLoops - numReductions,
-                                           utils::IteratorType::parallel);
-    iters.append(numReductions, utils::IteratorType::reduction);
-    return linalg::GenericOp::create(b, loc, init.getType(), inputs, init, maps,
-                                     iters, body)
-        .getResult(0);
+    return createGeneric(b, loc, inputs, init, maps, numReductions, body);
   }
   /// Sums may be reassociated and multiply-adds contracted: the order of a
   /// softmax's sums is not part of its meaning, and LLVM needs this to
@@ -115,10 +108,7 @@ private:
         ctx, arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
   }
   AffineMap loopsMap(unsigned numLoops, ArrayRef<unsigned> loops) {
-    SmallVector<AffineExpr> exprs;
-    for (unsigned l : loops)
-      exprs.push_back(b.getAffineDimExpr(l));
-    return AffineMap::get(numLoops, 0, exprs, ctx);
+    return getLoopsMap(ctx, numLoops, loops);
   }
 
   /// Copies key/value head `h / groupCount` to head h, for `qHeads` heads.

@@ -127,6 +127,27 @@ SmallVector<Value, 3> mlir::attn::createInitialStatistics(OpBuilder &b,
           createFilledF32(b, loc, rowSizes, 0.0f)};
 }
 
+Value mlir::attn::createGeneric(
+    OpBuilder &b, Location loc, ValueRange inputs, Value init,
+    ArrayRef<AffineMap> maps, unsigned numReductions,
+    function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  unsigned numLoops = maps.front().getNumDims();
+  SmallVector<utils::IteratorType> iterators(numLoops - numReductions,
+                                             utils::IteratorType::parallel);
+  iterators.append(numReductions, utils::IteratorType::reduction);
+  return linalg::GenericOp::create(b, loc, init.getType(), inputs, init, maps,
+                                   iterators, body)
+      .getResult(0);
+}
+
+AffineMap mlir::attn::getLoopsMap(MLIRContext *ctx, unsigned numLoops,
+                                  ArrayRef<unsigned> loops) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned l : loops)
+    exprs.push_back(getAffineDimExpr(l, ctx));
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
 FinalizeOnlineAttentionOp mlir::attn::createFinalize(OpBuilder &b, Location loc,
                                                      AttentionOp op,
                                                      ValueRange statistics) {

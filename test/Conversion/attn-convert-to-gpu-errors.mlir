@@ -35,3 +35,14 @@ func.func @shared_operand(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>)
       outs(%o : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>
   return %0 : tensor<1x1x8x8xf32>
 }
+
+// -----
+
+func.func @linear(%q: tensor<1x2x8x8xf32>, %o: tensor<1x2x8x8xf32>)
+    -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: attn.linear_attention has no GPU kernel yet; compile it for the CPU target}}
+  %0 = attn.linear_attention ins(%q, %q, %q : tensor<1x2x8x8xf32>,
+                                 tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
+      outs(%o : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %0 : tensor<1x2x8x8xf32>
+}

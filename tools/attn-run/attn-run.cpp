@@ -235,11 +235,13 @@ static ReferenceMask describeMask(StructuredMaskAttrInterface mask) {
 static int drawBlockMap(KernelSource &source) {
   if (!StringRef(blockMap).ends_with(".svg"))
     return usageError("--block-map writes SVG: give a FILE.svg");
-  AttentionOp op = *source.func.getOps<AttentionOp>().begin();
-  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  auto ops = source.func.getOps<AttentionOp>();
+  StructuredMaskAttrInterface mask =
+      ops.empty() ? nullptr : (*ops.begin()).getStructuredMaskAttr();
   if (!mask)
-    return usageError("--block-map draws a structured mask; this kernel "
-                      "has none");
+    return usageError("--block-map draws the structured mask of an "
+                      "attn.attention; this kernel has none");
+  AttentionOp op = *ops.begin();
   Layout layout = op.getLayout();
   int64_t seqPos = getSeqDimPos(layout);
   int64_t qLen = cast<ShapedType>(op.getQuery().getType()).getDimSize(seqPos);
@@ -266,9 +268,18 @@ static int drawBlockMap(KernelSource &source) {
 }
 
 static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
-  AttentionOp op = *func.getOps<AttentionOp>().begin();
   ProblemTemplate result;
   ReferenceProblem &p = result.problem;
+  auto linearOps = func.getOps<LinearAttentionOp>();
+  if (!linearOps.empty()) {
+    LinearAttentionOp linear = *linearOps.begin();
+    p.linear = true;
+    p.bshd = linear.getLayout() == Layout::BSHD;
+    if (CausalMaskAttr causal = linear.getStructuredMaskAttr())
+      p.structuredMask = describeMask(causal);
+    return result;
+  }
+  AttentionOp op = *func.getOps<AttentionOp>().begin();
   p.bshd = op.getLayout() == Layout::BSHD;
   p.gaussian = op.getSimilarity() == Similarity::Gaussian;
   if (std::optional<APFloat> scale = op.getScale())

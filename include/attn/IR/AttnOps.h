@@ -19,4 +19,12 @@
 #define GET_OP_CLASSES
 #include "attn/IR/AttnOps.h.inc"
 
+namespace mlir::attn {
+/// Whether `op` is what a kernel function computes: an attn.attention or an
+/// attn.linear_attention.
+inline bool isKernelOp(Operation *op) {
+  return isa<AttentionOp, LinearAttentionOp>(op);
+}
+} // namespace mlir::attn
+
 #endif // ATTN_IR_ATTNOPS_H

@@ -9,8 +9,9 @@
 //
 // Keys: b, hq, sq, d (required); hkv (default hq), sk (default sq), dv
 // (default d), dtype (f32|f16|bf16, default f32), layout (bhsd|bshd, default
-// bhsd), kind (sdpa, the default, or gaussian:SIGMA: Gaussian-kernel
-// attention, score -|q - k|^2 / (2 SIGMA^2); it sets the scale), scale
+// bhsd), kind (sdpa, the default; gaussian:SIGMA: Gaussian-kernel
+// attention, score -|q - k|^2 / (2 SIGMA^2); it sets the scale; linear:
+// attn.linear_attention, with mask none or causal only), scale
 // (finite positive float, default 1/sqrt(d)), mask (none, or a
 // union `|` of intersections `&` of: causal | causal_bottom_right |
 // window:L:R | chunked:C | prefix:P | strided:L | fixed:L:C | dilated:W:DIL |
@@ -82,7 +83,7 @@ struct AttentionSpec {
   /// How a query and a key score: scaled dot product, or a Gaussian kernel
   /// of their distance with width `sigma` (scale 1/sigma^2, see
   /// attn.attention's `similarity`).
-  enum class Kind { SDPA, Gaussian };
+  enum class Kind { SDPA, Gaussian, Linear };
   Kind kind = Kind::SDPA;
   double sigma = 0;
   /// Absent means the op's default, 1/sqrt(headDim).

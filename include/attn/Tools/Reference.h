@@ -58,6 +58,10 @@ struct ReferenceProblem {
   /// (the Gaussian's exponent shifted per row, as attn.attention defines it)
   /// instead of scale q.k.
   bool gaussian = false;
+  /// Kernelized linear attention: row i's weights are phi(q_i) . phi(k_j)
+  /// over its visible keys, normalized by their sum, with phi(x) = elu(x) + 1
+  /// (no scale, no softmax).
+  bool linear = false;
 
   /// Optional structured mask.
   std::optional<ReferenceMask> structuredMask;

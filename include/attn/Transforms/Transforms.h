@@ -28,6 +28,11 @@ FailureOr<AttentionOp> expandMultiHeadAttention(RewriterBase &rewriter,
 FailureOr<SmallVector<Value>> decomposeAttention(RewriterBase &rewriter,
                                                  AttentionOp op);
 
+/// Replaces `op` with f32 linalg ops (an scf.for over query chunks of
+/// `chunkSize` rows under the causal mask). Returns the new result.
+FailureOr<Value> lowerLinearAttention(RewriterBase &rewriter,
+                                      LinearAttentionOp op, int64_t chunkSize);
+
 /// Replaces `op` with linalg ops that fold its key/value tile into the
 /// running (acc, max, sum). Returns their new values.
 FailureOr<SmallVector<Value>> decomposeOnlineAttention(RewriterBase &rewriter,

@@ -111,6 +111,16 @@ OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
                                             ValueRange statistics,
                                             bool withMaskRules = true);
 
+/// A one-result linalg.generic into `init` whose last `numReductions` loops
+/// are reductions (the loop count is that of `maps`).
+Value createGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
+                    ArrayRef<AffineMap> maps, unsigned numReductions,
+                    function_ref<void(OpBuilder &, Location, ValueRange)> body);
+
+/// The indexing map from `numLoops` loops to the listed ones, in order.
+AffineMap getLoopsMap(MLIRContext *ctx, unsigned numLoops,
+                      ArrayRef<unsigned> loops);
+
 /// The finalize_online_attention that ends `op` from its final `statistics`
 /// (acc, max, sum): into op's init, and its lse init when op has one.
 FinalizeOnlineAttentionOp createFinalize(OpBuilder &b, Location loc,

@@ -1984,3 +1984,27 @@ func.func @finalize_lse_without_max(%acc: tensor<1x4x8x16xf32>,
       -> tensor<1x4x8x16xf32>, tensor<1x4x8xf32>
   return %0#0 : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+func.func @linear_heads(%q: tensor<1x3x8x16xf32>, %k: tensor<1x2x8x16xf32>,
+                        %o: tensor<1x3x8x16xf32>) -> tensor<1x3x8x16xf32> {
+  // expected-error @+1 {{query head count (3) must be a multiple of the key/value head count (2)}}
+  %0 = attn.linear_attention ins(%q, %k, %k : tensor<1x3x8x16xf32>,
+                                 tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      outs(%o : tensor<1x3x8x16xf32>) -> tensor<1x3x8x16xf32>
+  return %0 : tensor<1x3x8x16xf32>
+}
+
+// -----
+
+func.func @linear_window(%q: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>)
+    -> tensor<1x2x8x16xf32> {
+  %0 = attn.linear_attention ins(%q, %q, %q : tensor<1x2x8x16xf32>,
+                                 tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      outs(%o : tensor<1x2x8x16xf32>)
+      // expected-error @+1 {{attribute 'structured_mask' failed to satisfy constraint: causal mask}}
+      {structured_mask = #attn.sliding_window<left = 2, right = 0>}
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}

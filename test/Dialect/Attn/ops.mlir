@@ -268,3 +268,17 @@ func.func @with_lse(%q: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>,
   return %0#0, %0#1, %1#0, %1#1 : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>,
                                   tensor<1x4x8x16xf16>, tensor<1x4x8xf32>
 }
+
+// Linear attention: GQA, BSHD, the causal mask.
+// CHECK-LABEL: func.func @linear
+// CHECK: attn.linear_attention ins(%{{.*}} : tensor<1x8x4x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x8xf32>) outs(%{{.*}} : tensor<1x8x4x8xf32>) {layout = #attn.layout<bshd>, structured_mask = #attn.causal<top_left>} -> tensor<1x8x4x8xf32>
+func.func @linear(%q: tensor<1x8x4x16xf32>, %k: tensor<1x8x2x16xf32>,
+                  %v: tensor<1x8x2x8xf32>, %o: tensor<1x8x4x8xf32>)
+    -> tensor<1x8x4x8xf32> {
+  %0 = attn.linear_attention ins(%q, %k, %v : tensor<1x8x4x16xf32>,
+                                 tensor<1x8x2x16xf32>, tensor<1x8x2x8xf32>)
+      outs(%o : tensor<1x8x4x8xf32>)
+      {layout = #attn.layout<bshd>, structured_mask = #attn.causal<top_left>}
+      -> tensor<1x8x4x8xf32>
+  return %0 : tensor<1x8x4x8xf32>
+}
