@@ -68,7 +68,9 @@ def LowerLinearAttention : Pass<"attn-lower-linear-attention"> {
     `phi(x) = elu(x) + 1`:
 
     - no mask: the state `S = phi(K)^T V` [D, Dv] and normalizer
-      `z = sum_j phi(k_j)` [D] per head, then `out = phi(Q) S / phi(Q) z`;
+      `z = sum_j phi(k_j)` [D] per head, accumulated over key chunks of
+      `chunk-size` (an `scf.for`, so a chunk stays in cache), then
+      `out = phi(Q) S / phi(Q) z`;
     - causal: an `scf.for` over query chunks of `chunk-size` rows carries
       (out, S, z). A chunk reads the state (every key all its rows see),
       adds its masked [chunk, chunk] block of the keys its rows see in part,

@@ -35,10 +35,16 @@ def parse_spec(text):
         raise ValueError("gpu-check does not model kind=%s" % kind)
     else:
         s["scale"] = float(spec.get("scale", 1.0 / math.sqrt(s["d"])))
+    s["scale"] /= float(spec.get("temperature", 1.0))
     s["lse"] = spec.get("lse", "false") == "true"
+    s["mod"] = spec.get("mod", "none")
+    if s["mod"] != "none" and s["mod"] != "alibi" and \
+            not s["mod"].startswith("softcap:"):
+        raise ValueError("gpu-check does not model mod=%s" % s["mod"])
+    s["kv_lens"] = spec.get("kv_lens", "none") == "random"
     unmodeled = set(spec) - {"b", "hq", "hkv", "sq", "sk", "d", "dv", "dtype",
-                             "layout", "mask", "kind", "scale", "lse",
-                             "dynamic"}
+                             "layout", "mask", "kind", "scale", "lse", "mod",
+                             "temperature", "kv_lens", "dynamic"}
     if unmodeled:
         raise ValueError("gpu-check does not model %s" %
                          ", ".join(sorted(unmodeled)))
@@ -177,9 +183,18 @@ def to_bhsd(t, layout):
     return t.transpose(1, 2) if layout == "bshd" else t
 
 
-def reference_rows(s, q, k, v, rows):
+def alibi_slopes(heads):
+    """The standard ALiBi slopes: 2^(-8 (h + 1) / n) for the largest power of
+    two n <= heads, then every other slope of 2n for the heads past n."""
+    n = 1 << (heads.bit_length() - 1)
+    return [2.0 ** (-8.0 * (h + 1) / n) if h < n else
+            2.0 ** (-4.0 * (2 * (h - n) + 1) / n) for h in range(heads)]
+
+
+def reference_rows(s, q, k, v, rows, lens):
     """fp32 attention for the query rows `rows`, as [B, Hq, rows, Dv], and
-    their log-sum-exp, [B, Hq, rows] (-inf for a row without keys)."""
+    their log-sum-exp, [B, Hq, rows] (-inf for a row without keys). `lens`:
+    the kv_lens operand, or None."""
     q, k, v = (to_bhsd(x, s["layout"]).float() for x in (q, k, v))
     group = s["hq"] // s["hkv"]
     k = k.repeat_interleave(group, dim=1)
@@ -187,10 +202,23 @@ def reference_rows(s, q, k, v, rows):
     if s["gaussian"]:
         distance = torch.cdist(q[:, :, rows], k,
                                compute_mode="donot_use_mm_for_euclid_dist")
-        scores = -0.5 * s["scale"] * distance ** 2
+        # The op's Gaussian score keeps the per-row shift |q|^2 / 2 (only
+        # the lse shows it).
+        norm = (q[:, :, rows] ** 2).sum(-1, keepdim=True)
+        scores = -0.5 * s["scale"] * (distance ** 2 - norm)
     else:
         scores = (q[:, :, rows] @ k.transpose(-1, -2)) * s["scale"]
+    if s["mod"].startswith("softcap:"):
+        cap = float(s["mod"].split(":", 1)[1])
+        scores = cap * torch.tanh(scores / cap)
+    j = torch.arange(s["sk"], device=q.device)
+    if s["mod"] == "alibi":
+        slopes = torch.tensor(alibi_slopes(s["hq"]), device=q.device)
+        scores = scores + slopes.view(1, -1, 1, 1) * \
+            (j.view(1, 1, 1, -1) - rows.view(1, 1, -1, 1)).float()
     seen = visible(s, rows, q.device)
+    if lens is not None:
+        seen = seen & (j.view(1, 1, 1, -1) < lens.view(-1, 1, 1, 1))
     scores = scores.masked_fill(~seen, float("-inf"))
     weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
     return weights @ v, torch.logsumexp(scores, dim=-1)
@@ -232,7 +260,10 @@ def check(name, spec_text):
         make(s["hkv"], s["sk"], s["dv"])
     out = torch.full_like(make(s["hq"], s["sq"], s["dv"]), float("nan"))
     lse = torch.full((s["b"], s["hq"], s["sq"]), float("nan"), device="cuda")
-    args = [dltensor(x) for x in (q, k, v, out) + ((lse,) if s["lse"] else ())]
+    lens = torch.randint(0, s["sk"] + 1, (s["b"],), dtype=torch.int32,
+                         device="cuda") if s["kv_lens"] else None
+    args = [dltensor(x) for x in (q, k, v) + ((lens,) if s["kv_lens"] else ())
+            + (out,) + ((lse,) if s["lse"] else ())]
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
     def run():
@@ -247,7 +278,7 @@ def check(name, spec_text):
         torch.arange(min(64, s["sq"])),
         torch.arange(max(0, s["sq"] - 64), s["sq"]),
         torch.randint(0, s["sq"], (64,))])).cuda()
-    expected, expected_lse = reference_rows(s, q, k, v, rows)
+    expected, expected_lse = reference_rows(s, q, k, v, rows, lens)
     got = to_bhsd(out, s["layout"])[:, :, rows].float()
     error = (got - expected).abs().max().item()
     if s["lse"]:
@@ -263,6 +294,7 @@ def check(name, spec_text):
     # Timed against SDPA where it computes the same: no mask or causal.
     if (s["b"] * s["sq"] == 16384 and s["sq"] == s["sk"]
             and s["mask"] in ("none", "causal") and not s["gaussian"]
+            and s["mod"] == "none" and not s["kv_lens"]
             and s["scale"] == 1.0 / math.sqrt(s["d"])):
         causal = s["mask"] == "causal"
         flops = 4.0 * s["b"] * s["hq"] * s["sq"] * s["sk"] * s["d"]

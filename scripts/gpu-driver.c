@@ -5,10 +5,11 @@
  *
  * LIBRARY is the launcher built as a shared library (gpu-check.sh does it),
  * NAME its entry point, SPEC the kernel's spec (b=..,hq=..,sq=..,d=..[,hkv,
- * sk,dv,dtype,layout,scale,kind,lse,mask]). With lse=true the kernel's lse
- * output is checked too. Prints one line; exit status 0 when the
- * kernel agrees with the reference, 1 when it does not (or the launcher fails),
- * 2 when this machine cannot run it (no CUDA device, bad arguments).
+ * sk,dv,dtype,layout,scale,kind,lse,mod,temperature,kv_lens,mask]). With
+ * lse=true the kernel's lse output is checked too. Prints one line; exit status
+ * 0 when the kernel agrees with the reference, 1 when it does not (or the
+ * launcher fails), 2 when this machine cannot run it (no CUDA device, bad
+ * arguments).
  *
  * Plain C11 on the CUDA driver API and DLPack: it runs where the kernels
  * run, without MLIR or PyTorch. */
@@ -23,11 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef int (*entry_fn)(const DLTensor *, const DLTensor *, const DLTensor *,
-                        DLTensor *, CUstream);
-/* The entry point of a kernel with an lse output (lse=true). */
-typedef int (*entry_lse_fn)(const DLTensor *, const DLTensor *,
-                            const DLTensor *, DLTensor *, DLTensor *, CUstream);
+/* Entry points by their number of DLTensors: (q, k, v, out), then with
+ * kv_lens or lse, then with both. */
+typedef int (*entry4_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                         CUstream);
+typedef int (*entry5_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                         DLTensor *, CUstream);
+typedef int (*entry6_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                         DLTensor *, DLTensor *, CUstream);
 typedef const char *(*error_fn)(int);
 
 enum dtype { F32, F16, BF16 };
@@ -49,6 +53,10 @@ typedef struct {
   double scale;
   int gaussian;
   int lse; /* lse=true: the kernel also outputs each row's log-sum-exp */
+  /* Score mods: mod=alibi, mod=softcap:C (softcap > 0), temperature=T
+   * (dividing the scale), kv_lens=random (an i32 [B] operand). */
+  int alibi, kv_lens;
+  double softcap, temperature;
   /* The mask: a union (|) of intersections (&) of terms; `joins[t]` is 1
    * when term t starts a new alternative. No terms: no mask. */
   int terms;
@@ -128,6 +136,16 @@ static int parse_spec(const char *text, spec_t *s) {
         return 0;
     } else if (!strcmp(item, "lse"))
       s->lse = !strcmp(value, "true");
+    else if (!strcmp(item, "mod") && !strcmp(value, "alibi"))
+      s->alibi = 1;
+    else if (!strcmp(item, "mod") && !strncmp(value, "softcap:", 8)) {
+      if ((s->softcap = strtod(value + 8, 0)) <= 0)
+        return 0;
+    } else if (!strcmp(item, "temperature")) {
+      if ((s->temperature = strtod(value, 0)) <= 0)
+        return 0;
+    } else if (!strcmp(item, "kv_lens") && strcmp(value, "none"))
+      s->kv_lens = !strcmp(value, "random") ? 1 : 2;
     else if (!strcmp(item, "scale"))
       s->scale = strtod(value, 0);
     else if (!strcmp(item, "kind") && !strncmp(value, "gaussian:", 9)) {
@@ -146,8 +164,11 @@ static int parse_spec(const char *text, spec_t *s) {
     s->dv = s->d;
   if (s->scale <= 0 && !s->gaussian)
     s->scale = 1.0 / sqrt((double)s->d);
+  if (s->temperature > 0)
+    s->scale /= s->temperature;
   return s->b > 0 && s->hq > 0 && s->hkv > 0 && s->hq % s->hkv == 0 &&
-         s->sq > 0 && s->sk >= 0 && s->d > 0 && s->dv > 0 && s->scale > 0;
+         s->sq > 0 && s->sk >= 0 && s->d > 0 && s->dv > 0 && s->scale > 0 &&
+         s->kv_lens < 2;
 }
 
 /* Element (batch, head, pos, x) of a [B, H, S, X] (or [B, S, H, X]) tensor. */
@@ -350,7 +371,7 @@ int main(int argc, char **argv) {
   CUdevice device;
   CUcontext context;
   void *lib;
-  entry_fn entry;
+  void *entry;
   error_fn error_string;
   char error_name[256];
   int code, rc;
@@ -359,6 +380,10 @@ int main(int argc, char **argv) {
   int64_t group, r, rows[96], nrows = 0, b, h, j, x;
   unsigned char *result;
   float *lse_result = 0;
+  int32_t *lens = 0;
+  DLTensor lens_dl;
+  int64_t lens_shape[1];
+  double *slopes = 0;
   /* gpu-driver --visible SPEC: the visible (query, key) pairs, no GPU. */
   if (argc == 3 && !strcmp(argv[1], "--visible") && parse_spec(argv[2], &s)) {
     int64_t i, count = 0;
@@ -379,7 +404,7 @@ int main(int argc, char **argv) {
   }
   lib = dlopen(argv[1], RTLD_NOW);
   snprintf(error_name, sizeof error_name, "%s_error_string", argv[2]);
-  entry = lib ? (entry_fn)dlsym(lib, argv[2]) : 0;
+  entry = lib ? dlsym(lib, argv[2]) : 0;
   error_string = lib ? (error_fn)dlsym(lib, error_name) : 0;
   if (!entry || !error_string) {
     fprintf(stderr, "gpu-driver: cannot load %s from %s: %s\n", argv[2],
@@ -404,9 +429,51 @@ int main(int argc, char **argv) {
       return 2;
     }
     lse.dl.ndim = 3;
-    code = ((entry_lse_fn)entry)(&q.dl, &k.dl, &v.dl, &out.dl, &lse.dl, 0);
-  } else {
-    code = entry(&q.dl, &k.dl, &v.dl, &out.dl, 0);
+  }
+  if (s.kv_lens) {
+    /* Valid keys per batch entry, uniform in [0, Sk]. */
+    CUdeviceptr device_lens;
+    lens = malloc(s.b * sizeof(int32_t));
+    if (!lens || cuMemAlloc(&device_lens, s.b * sizeof(int32_t)))
+      return 2;
+    for (b = 0; b < s.b; ++b)
+      lens[b] = (int32_t)((uniform() + 1) / 2 * (s.sk + 1)) % (s.sk + 1);
+    if (cuMemcpyHtoD(device_lens, lens, s.b * sizeof(int32_t)))
+      return 2;
+    lens_shape[0] = s.b;
+    memset(&lens_dl, 0, sizeof lens_dl);
+    lens_dl.data = (void *)(uintptr_t)device_lens;
+    lens_dl.device.device_type = kDLCUDA;
+    lens_dl.ndim = 1;
+    lens_dl.dtype.code = kDLInt;
+    lens_dl.dtype.bits = 32;
+    lens_dl.dtype.lanes = 1;
+    lens_dl.shape = lens_shape;
+  }
+  if (s.alibi) {
+    /* The standard slopes: 2^(-8 (h + 1) / n) for the largest power of two
+     * n <= Hq, then every other slope of 2n for the heads past n. */
+    int64_t n = 1;
+    while (2 * n <= s.hq)
+      n *= 2;
+    slopes = malloc(s.hq * sizeof(double));
+    for (h = 0; h < s.hq; ++h)
+      slopes[h] = h < n ? pow(2.0, -8.0 * (h + 1) / n)
+                        : pow(2.0, -4.0 * (2 * (h - n) + 1) / n);
+  }
+  /* Operands in the kernel's order: q, k, v, [kv_lens], out, [lse]. */
+  {
+    DLTensor *a[6] = {&q.dl, &k.dl, &v.dl};
+    int na = 3;
+    if (s.kv_lens)
+      a[na++] = &lens_dl;
+    a[na++] = &out.dl;
+    if (s.lse)
+      a[na++] = &lse.dl;
+    code = na == 4 ? ((entry4_fn)entry)(a[0], a[1], a[2], a[3], 0)
+           : na == 5
+               ? ((entry5_fn)entry)(a[0], a[1], a[2], a[3], a[4], 0)
+               : ((entry6_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], 0);
   }
   if (code || cuCtxSynchronize() != CUDA_SUCCESS) {
     printf("%-16s %s: launcher returned %d (%s)\n", argv[2], argv[3], code,
@@ -444,16 +511,24 @@ int main(int argc, char **argv) {
           int64_t i = rows[r], hk = h / group;
           double m = -INFINITY, sum = 0;
           for (j = 0; j < s.sk; ++j) {
-            double dot = 0, distance = 0;
+            double dot = 0, distance = 0, query_norm = 0;
             for (x = 0; x < s.d; ++x) {
               double qx = q.host[at(&s, b, h, i, x, s.hq, s.sq, s.d)];
               double kx = k.host[at(&s, b, hk, j, x, s.hkv, s.sk, s.d)];
               dot += qx * kx;
               distance += (qx - kx) * (qx - kx);
+              query_norm += qx * qx;
             }
-            scores[j] = !is_visible(&s, i, j) ? -INFINITY
-                        : s.gaussian          ? -0.5 * s.scale * distance
-                                              : s.scale * dot;
+            /* The Gaussian score keeps the op's per-row shift (see
+             * attn.attention), which only the lse shows. */
+            scores[j] = s.gaussian ? -0.5 * s.scale * (distance - query_norm)
+                                   : s.scale * dot;
+            if (s.softcap > 0)
+              scores[j] = s.softcap * tanh(scores[j] / s.softcap);
+            if (s.alibi)
+              scores[j] += slopes[h] * (double)(j - i);
+            if (!is_visible(&s, i, j) || (lens && j >= lens[b]))
+              scores[j] = -INFINITY;
             if (scores[j] > m)
               m = scores[j];
           }

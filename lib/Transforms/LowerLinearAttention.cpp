@@ -256,21 +256,8 @@ Value LinearAttentionLowering::lower(int64_t chunkSize) {
   Value normalizer = zeros({batch, qHeads, headDim});
 
   auto causal = op.getStructuredMaskAttr();
-  if (!causal) {
-    std::tie(state, normalizer) = addKeys(state, normalizer, keys, values);
-    auto [numerator, denominator] = readState(queries, state, normalizer);
-    return normalizeInto(numerator, denominator, op.getInit());
-  }
-
-  // Row i sees keys j <= i + shift. Chunk [c, c + n) of the rows: keys below
-  // c + shift are in the state, keys [c + shift, c + n + shift) form its
-  // masked block (both clamped to [0, Sk)).
   Value zero = m.constant(0);
-  Value shift = m.shift(causal.getAlignment(), {qLen, kvLen});
-  auto clampKey = [&](Value key) {
-    return arith::MinSIOp::create(
-        b, loc, arith::MaxSIOp::create(b, loc, key, zero), kvLen);
-  };
+  Value step = m.constant(chunkSize);
   auto slice = [&](Value tensor, Value start, Value count) -> Value {
     SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0),
                                          start, b.getIndexAttr(0)};
@@ -278,6 +265,35 @@ Value LinearAttentionLowering::lower(int64_t chunkSize) {
     return tensor::ExtractSliceOp::create(
         b, loc, tensor, offsets, sizes,
         SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+  };
+
+  if (!causal) {
+    // The state over key chunks: each chunk's keys stay in cache while its
+    // outer products accumulate.
+    auto keyLoop = scf::ForOp::create(
+        b, loc, zero, kvLen, step, ValueRange{state, normalizer},
+        [&](OpBuilder &lb, Location ll, Value chunk, ValueRange carried) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Value count =
+              arith::MinSIOp::create(b, loc, step, m.sub(kvLen, chunk));
+          auto [newState, newNormalizer] =
+              addKeys(carried[0], carried[1], slice(keys, chunk, count),
+                      slice(values, chunk, count));
+          scf::YieldOp::create(b, loc, ValueRange{newState, newNormalizer});
+        });
+    auto [numerator, denominator] =
+        readState(queries, keyLoop.getResult(0), keyLoop.getResult(1));
+    return normalizeInto(numerator, denominator, op.getInit());
+  }
+
+  // Row i sees keys j <= i + shift. Chunk [c, c + n) of the rows: keys below
+  // c + shift are in the state, keys [c + shift, c + n + shift) form its
+  // masked block (both clamped to [0, Sk)).
+  Value shift = m.shift(causal.getAlignment(), {qLen, kvLen});
+  auto clampKey = [&](Value key) {
+    return arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, key, zero), kvLen);
   };
   // Keys before the first chunk's block (bottom-right with Sk > Sq).
   if (causal.getAlignment() == Alignment::BottomRight) {
@@ -287,7 +303,6 @@ Value LinearAttentionLowering::lower(int64_t chunkSize) {
                 slice(values, zero, firstBlock));
   }
 
-  Value step = m.constant(chunkSize);
   auto loop = scf::ForOp::create(
       b, loc, zero, qLen, step, ValueRange{op.getInit(), state, normalizer},
       [&](OpBuilder &lb, Location ll, Value chunk, ValueRange carried) {

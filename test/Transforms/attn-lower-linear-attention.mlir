@@ -3,7 +3,8 @@
 
 // No mask: phi(q), phi(k) and v gathered per query head in f32 (key head
 // h / 2 for this 4:2 GQA), phi(x) = x > 0 ? x + 1 : exp(x); the state
-// S = phi(K)^T V and z = sum_j phi(k_j) per head, then phi(Q) S / phi(Q) z
+// S = phi(K)^T V and z = sum_j phi(k_j) per head over key chunks of 32,
+// then phi(Q) S / phi(Q) z
 // written straight into init in its element type (0 where the denominator
 // is not positive).
 // CHECK-LABEL: func.func @plain
@@ -19,10 +20,14 @@
 // CHECK: tensor.extract %[[K]][%{{.+}}, %[[KH]],
 // CHECK: %[[PV:.+]] = linalg.generic
 // CHECK: tensor.extract %[[V]]
-// CHECK: %[[S:.+]] = linalg.generic {{.*}} ins(%[[PK]], %[[PV]] : tensor<1x4x100x16xf32>, tensor<1x4x100x8xf32>) outs(%{{.+}} : tensor<1x4x16x8xf32>)
-// CHECK: %[[Z:.+]] = linalg.generic {{.*}} ins(%[[PK]] : tensor<1x4x100x16xf32>) outs(%{{.+}} : tensor<1x4x16xf32>)
-// CHECK: %[[NUM:.+]] = linalg.generic {{.*}} ins(%[[PQ]], %[[S]] :
-// CHECK: %[[DEN:.+]] = linalg.generic {{.*}} ins(%[[PQ]], %[[Z]] :
+// CHECK: %[[STATE:.+]]:2 = scf.for %[[CHUNK:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[S:.+]] = %{{.+}}, %[[Z:.+]] = %{{.+}}) -> (tensor<1x4x16x8xf32>, tensor<1x4x16xf32>)
+// CHECK: %[[KC:.+]] = tensor.extract_slice %[[PK]][0, 0, %[[CHUNK]], 0]
+// CHECK: %[[VC:.+]] = tensor.extract_slice %[[PV]][0, 0, %[[CHUNK]], 0]
+// CHECK: %[[NEWS:.+]] = linalg.generic {{.*}} ins(%[[KC]], %[[VC]] : tensor<1x4x?x16xf32>, tensor<1x4x?x8xf32>) outs(%[[S]] : tensor<1x4x16x8xf32>)
+// CHECK: %[[NEWZ:.+]] = linalg.generic {{.*}} ins(%[[KC]] : tensor<1x4x?x16xf32>) outs(%[[Z]] : tensor<1x4x16xf32>)
+// CHECK: scf.yield %[[NEWS]], %[[NEWZ]]
+// CHECK: %[[NUM:.+]] = linalg.generic {{.*}} ins(%[[PQ]], %[[STATE]]#0 :
+// CHECK: %[[DEN:.+]] = linalg.generic {{.*}} ins(%[[PQ]], %[[STATE]]#1 :
 // CHECK: %[[OUT:.+]] = linalg.generic {{.*}} ins(%[[NUM]], %[[DEN]] : tensor<1x4x100x8xf32>, tensor<1x4x100xf32>) outs(%[[O]] : tensor<1x4x100x8xf16>)
 // CHECK: arith.divf
 // CHECK: arith.truncf
