@@ -297,4 +297,43 @@ def Attn_IntersectionMaskAttr : Attn_Attr<"IntersectionMask", "intersection",
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Relative-position bias
+//===----------------------------------------------------------------------===//
+
+def Attn_RelPosAttr : Attn_Attr<"RelPos", "relpos"> {
+  let summary = "T5's bucketed relative positions";
+  let description = [{
+    How a `rel_bias` table [Hq, buckets] is indexed: the score of query `i`
+    and key `j` gains `rel_bias[h, bucket(j - i)]`, where `bucket` is T5's
+    `relative_position_bucket` (as in Hugging Face transformers, in f32):
+    with `bidirectional`, half the buckets take `j > i` and the offset is
+    `|j - i|`, else the offset is `max(i - j, 0)`; offsets below half of the
+    (remaining) buckets get their own bucket, larger ones share
+    logarithmically sized buckets up to `max_distance`, and the rest fall in
+    the last bucket.
+
+    ```mlir
+    #attn.relpos<buckets = 32, max_distance = 128, bidirectional = true>
+    ```
+  }];
+  let parameters = (ins "int64_t":$buckets, "int64_t":$max_distance,
+                        "bool":$bidirectional);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The buckets of one direction and the last offset with a bucket of
+    /// its own.
+    int64_t getDirectionBuckets() const {
+      return getBidirectional() ? getBuckets() / 2 : getBuckets();
+    }
+    int64_t getMaxExact() const { return getDirectionBuckets() / 2; }
+    /// For each logarithmic bucket past the first (max_exact + 1, ...,
+    /// direction buckets - 1), the smallest offset that falls in it or
+    /// beyond: an offset n >= max_exact takes bucket max_exact plus the
+    /// number of thresholds <= n.
+    ::llvm::SmallVector<int64_t> getThresholds() const;
+  }];
+}
+
 #endif // ATTN_ATTRS_TD

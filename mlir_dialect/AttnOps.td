@@ -33,6 +33,7 @@ def Attn_StructuredMask
 defvar AttentionMaskOperands = (ins
   Optional<Attn_MaskTensor>:$mask,
   Optional<Attn_FloatTensor>:$bias,
+  Optional<Attn_F32Tensor>:$rel_bias,
   Optional<Attn_LengthsTensor>:$kv_lens);
 
 // Where a tile sits in the whole problem: offsets(b, h, q, kv) of its first
@@ -46,7 +47,8 @@ defvar AttentionAttributes = (ins
   OptionalAttr<Attn_StructuredMask>:$structured_mask,
   DefaultValuedAttr<Attn_LayoutAttr, "::mlir::attn::Layout::BHSD">:$layout,
   DefaultValuedAttr<Attn_SimilarityAttr,
-                    "::mlir::attn::Similarity::Dot">:$similarity);
+                    "::mlir::attn::Similarity::Dot">:$similarity,
+  OptionalAttr<Attn_RelPosAttr>:$relpos);
 
 defvar AttentionRegions = (region MaxSizedRegion<1>:$score_mod,
                                MaxSizedRegion<1>:$mask_mod);
@@ -75,7 +77,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [
        constant `scale/2 * |q_i|^2`, which the softmax cancels (the `lse`
        output keeps it);
     2. `s = score_mod(s, b, h, i, j)` when the `score_mod` region is present;
-    3. `s = s + bias[b, h, i, j]` when a `bias` tensor is given;
+    3. `s = s + bias[b, h, i, j]` when a `bias` tensor is given, and
+       `s = s + rel_bias[h, bucket(j - i)]` with a `rel_bias` table
+       ([Hq, buckets] f32, whole-problem heads) indexed as its `relpos`
+       attribute says (T5's relative-position buckets);
     4. the key is hidden when the `structured_mask` attribute hides it, when
        `mask[b, h, i, j]` is false, when `j >= kv_lens[b]`, or when the
        `mask_mod` region yields false.
@@ -132,6 +137,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
       type($value) `)`
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`rel_bias` `(` $rel_bias^ `:` type($rel_bias) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
     (`extents` `(` $extents^ `:` type($extents) `)`)?
@@ -215,6 +221,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
       type($value) `)`
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
+    (`rel_bias` `(` $rel_bias^ `:` type($rel_bias) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
     (`extents` `(` $extents^ `:` type($extents) `)`)?
@@ -379,8 +386,9 @@ def Attn_MultiHeadAttentionOp : Attn_Op<"multi_head_attention", [
     (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
          Attn_FloatTensor:$value, Attn_FloatTensor:$q_proj,
          Attn_FloatTensor:$k_proj, Attn_FloatTensor:$v_proj,
-         Attn_FloatTensor:$out_proj, Variadic<Attn_FloatTensor>:$proj_biases),
-    AttentionMaskOperands,
+         Attn_FloatTensor:$out_proj, Variadic<Attn_FloatTensor>:$proj_biases,
+         Optional<Attn_MaskTensor>:$mask, Optional<Attn_FloatTensor>:$bias,
+         Optional<Attn_LengthsTensor>:$kv_lens),
     (ins Attn_FloatTensor:$init, I64Attr:$num_heads,
          OptionalAttr<I64Attr>:$num_kv_heads, OptionalAttr<F32Attr>:$scale,
          OptionalAttr<Attn_StructuredMask>:$structured_mask));

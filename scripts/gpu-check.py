@@ -38,7 +38,12 @@ def parse_spec(text):
     s["scale"] /= float(spec.get("temperature", 1.0))
     s["lse"] = spec.get("lse", "false") == "true"
     s["mod"] = spec.get("mod", "none")
-    if s["mod"] != "none" and s["mod"] != "alibi" and \
+    s["relpos"] = None
+    if s["mod"].startswith("relpos:"):
+        parts = s["mod"].split(":")[1:]
+        s["relpos"] = (int(parts[0]), int(parts[1]) if len(parts) > 1 else 128,
+                       len(parts) < 3)
+    elif s["mod"] != "none" and s["mod"] != "alibi" and \
             not s["mod"].startswith("softcap:"):
         raise ValueError("gpu-check does not model mod=%s" % s["mod"])
     s["kv_lens"] = spec.get("kv_lens", "none") == "random"
@@ -191,7 +196,24 @@ def alibi_slopes(heads):
             2.0 ** (-4.0 * (2 * (h - n) + 1) / n) for h in range(heads)]
 
 
-def reference_rows(s, q, k, v, rows, lens):
+def relpos_bucket(relative, buckets, max_distance, bidirectional):
+    """T5's relative_position_bucket, as Hugging Face transformers has it."""
+    bucket = torch.zeros_like(relative)
+    if bidirectional:
+        buckets //= 2
+        bucket += (relative > 0).long() * buckets
+        n = relative.abs()
+    else:
+        n = -torch.min(relative, torch.zeros_like(relative))
+    exact = buckets // 2
+    large = exact + (torch.log(n.float() / exact) /
+                     math.log(max_distance / exact) *
+                     (buckets - exact)).long()
+    large = torch.min(large, torch.full_like(large, buckets - 1))
+    return bucket + torch.where(n < exact, n, large)
+
+
+def reference_rows(s, q, k, v, rows, lens, table):
     """fp32 attention for the query rows `rows`, as [B, Hq, rows, Dv], and
     their log-sum-exp, [B, Hq, rows] (-inf for a row without keys). `lens`:
     the kv_lens operand, or None."""
@@ -216,6 +238,9 @@ def reference_rows(s, q, k, v, rows, lens):
         slopes = torch.tensor(alibi_slopes(s["hq"]), device=q.device)
         scores = scores + slopes.view(1, -1, 1, 1) * \
             (j.view(1, 1, 1, -1) - rows.view(1, 1, -1, 1)).float()
+    if table is not None:
+        relative = j.view(1, -1) - rows.view(-1, 1)
+        scores = scores + table[:, relpos_bucket(relative, *s["relpos"])]
     seen = visible(s, rows, q.device)
     if lens is not None:
         seen = seen & (j.view(1, 1, 1, -1) < lens.view(-1, 1, 1, 1))
@@ -262,7 +287,11 @@ def check(name, spec_text):
     lse = torch.full((s["b"], s["hq"], s["sq"]), float("nan"), device="cuda")
     lens = torch.randint(0, s["sk"] + 1, (s["b"],), dtype=torch.int32,
                          device="cuda") if s["kv_lens"] else None
-    args = [dltensor(x) for x in (q, k, v) + ((lens,) if s["kv_lens"] else ())
+    table = torch.rand(s["hq"], s["relpos"][0], device="cuda") * 2 - 1 \
+        if s["relpos"] else None
+    args = [dltensor(x) for x in (q, k, v)
+            + ((table,) if s["relpos"] else ())
+            + ((lens,) if s["kv_lens"] else ())
             + (out,) + ((lse,) if s["lse"] else ())]
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
@@ -278,7 +307,7 @@ def check(name, spec_text):
         torch.arange(min(64, s["sq"])),
         torch.arange(max(0, s["sq"] - 64), s["sq"]),
         torch.randint(0, s["sq"], (64,))])).cuda()
-    expected, expected_lse = reference_rows(s, q, k, v, rows, lens)
+    expected, expected_lse = reference_rows(s, q, k, v, rows, lens, table)
     got = to_bhsd(out, s["layout"])[:, :, rows].float()
     error = (got - expected).abs().max().item()
     if s["lse"]:

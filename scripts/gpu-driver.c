@@ -5,7 +5,8 @@
  *
  * LIBRARY is the launcher built as a shared library (gpu-check.sh does it),
  * NAME its entry point, SPEC the kernel's spec (b=..,hq=..,sq=..,d=..[,hkv,
- * sk,dv,dtype,layout,scale,kind,lse,mod,temperature,kv_lens,mask]). With
+ * sk,dv,dtype,layout,scale,kind,lse,mod (alibi, softcap:C, relpos:NB),
+ * temperature,kv_lens,mask]). With
  * lse=true the kernel's lse output is checked too. Prints one line; exit status
  * 0 when the kernel agrees with the reference, 1 when it does not (or the
  * launcher fails), 2 when this machine cannot run it (no CUDA device, bad
@@ -32,6 +33,8 @@ typedef int (*entry5_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                          DLTensor *, CUstream);
 typedef int (*entry6_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                          DLTensor *, DLTensor *, CUstream);
+typedef int (*entry7_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                         DLTensor *, DLTensor *, DLTensor *, CUstream);
 typedef const char *(*error_fn)(int);
 
 enum dtype { F32, F16, BF16 };
@@ -57,6 +60,10 @@ typedef struct {
    * (dividing the scale), kv_lens=random (an i32 [B] operand). */
   int alibi, kv_lens;
   double softcap, temperature;
+  /* mod=relpos:NB[:MAX[:uni]]: T5's bucketed relative-position bias, a
+   * [Hq, NB] table argument after v. */
+  int64_t relpos_buckets, relpos_max;
+  int relpos_bidirectional;
   /* The mask: a union (|) of intersections (&) of terms; `joins[t]` is 1
    * when term t starts a new alternative. No terms: no mask. */
   int terms;
@@ -138,7 +145,14 @@ static int parse_spec(const char *text, spec_t *s) {
       s->lse = !strcmp(value, "true");
     else if (!strcmp(item, "mod") && !strcmp(value, "alibi"))
       s->alibi = 1;
-    else if (!strcmp(item, "mod") && !strncmp(value, "softcap:", 8)) {
+    else if (!strcmp(item, "mod") && !strncmp(value, "relpos:", 7)) {
+      char *rest;
+      s->relpos_buckets = strtoll(value + 7, &rest, 10);
+      s->relpos_max = *rest == ':' ? strtoll(rest + 1, &rest, 10) : 128;
+      s->relpos_bidirectional = strcmp(rest, ":uni") != 0;
+      if (s->relpos_buckets < 2 || (*rest && s->relpos_bidirectional))
+        return 0;
+    } else if (!strcmp(item, "mod") && !strncmp(value, "softcap:", 8)) {
       if ((s->softcap = strtod(value + 8, 0)) <= 0)
         return 0;
     } else if (!strcmp(item, "temperature")) {
@@ -216,6 +230,26 @@ static int term_shows(const spec_t *s, const mask_term_t *t, int64_t i,
     return 0;
   }
   return i < a || j < a; /* global */
+}
+
+/* T5's relative_position_bucket of j - i, as Hugging Face computes it (f32
+ * logarithms). */
+static int64_t relpos_bucket(const spec_t *s, int64_t relative) {
+  int64_t buckets = s->relpos_buckets, bucket = 0, n, exact, large;
+  if (s->relpos_bidirectional) {
+    buckets /= 2;
+    bucket = relative > 0 ? buckets : 0;
+    n = relative < 0 ? -relative : relative;
+  } else {
+    n = relative < 0 ? -relative : 0;
+  }
+  exact = buckets / 2;
+  if (n < exact)
+    return bucket + n;
+  large = exact + (int64_t)(logf((float)n / (float)exact) /
+                            (float)log((double)s->relpos_max / exact) *
+                            (float)(buckets - exact));
+  return bucket + (large < buckets - 1 ? large : buckets - 1);
 }
 
 static int is_visible(const spec_t *s, int64_t i, int64_t j) {
@@ -381,6 +415,7 @@ int main(int argc, char **argv) {
   unsigned char *result;
   float *lse_result = 0;
   int32_t *lens = 0;
+  tensor_t table;
   DLTensor lens_dl;
   int64_t lens_shape[1];
   double *slopes = 0;
@@ -461,19 +496,34 @@ int main(int argc, char **argv) {
       slopes[h] = h < n ? pow(2.0, -8.0 * (h + 1) / n)
                         : pow(2.0, -4.0 * (2 * (h - n) + 1) / n);
   }
-  /* Operands in the kernel's order: q, k, v, [kv_lens], out, [lse]. */
+  if (s.relpos_buckets) {
+    /* [Hq, NB] f32: a [1, Hq, NB, 1] tensor's middle dims. */
+    spec_t rows = s;
+    rows.b = 1;
+    rows.dtype = F32;
+    rows.bshd = 0;
+    if (!make_tensor(&table, &rows, s.hq, s.relpos_buckets, 1, 1))
+      return 2;
+    table.dl.ndim = 2;
+    table.dl.shape = table.shape + 1;
+  }
+  /* Operands in the kernel's order: q, k, v, [rel_bias], [kv_lens], out,
+   * [lse]. */
   {
-    DLTensor *a[6] = {&q.dl, &k.dl, &v.dl};
+    DLTensor *a[7] = {&q.dl, &k.dl, &v.dl};
     int na = 3;
+    if (s.relpos_buckets)
+      a[na++] = &table.dl;
     if (s.kv_lens)
       a[na++] = &lens_dl;
     a[na++] = &out.dl;
     if (s.lse)
       a[na++] = &lse.dl;
-    code = na == 4 ? ((entry4_fn)entry)(a[0], a[1], a[2], a[3], 0)
-           : na == 5
-               ? ((entry5_fn)entry)(a[0], a[1], a[2], a[3], a[4], 0)
-               : ((entry6_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], 0);
+    code = na == 4   ? ((entry4_fn)entry)(a[0], a[1], a[2], a[3], 0)
+           : na == 5 ? ((entry5_fn)entry)(a[0], a[1], a[2], a[3], a[4], 0)
+           : na == 6 ? ((entry6_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], 0)
+                     : ((entry7_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5],
+                                          a[6], 0);
   }
   if (code || cuCtxSynchronize() != CUDA_SUCCESS) {
     printf("%-16s %s: launcher returned %d (%s)\n", argv[2], argv[3], code,
@@ -527,6 +577,9 @@ int main(int argc, char **argv) {
               scores[j] = s.softcap * tanh(scores[j] / s.softcap);
             if (s.alibi)
               scores[j] += slopes[h] * (double)(j - i);
+            if (s.relpos_buckets)
+              scores[j] +=
+                  table.host[h * s.relpos_buckets + relpos_bucket(&s, j - i)];
             if (!is_visible(&s, i, j) || (lens && j >= lens[b]))
               scores[j] = -INFINITY;
             if (scores[j] > m)

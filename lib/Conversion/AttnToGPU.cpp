@@ -89,7 +89,8 @@ public:
 private:
   /// The kernel's arguments, by name.
   struct KernelArgs {
-    Value q, k, v, mask, bias, lens, out, lse, sq, sk, keyTile, valueTile;
+    Value q, k, v, mask, bias, relBias, lens, out, lse, sq, sk, keyTile,
+        valueTile;
   };
   KernelArgs unpackArgs(gpu::GPUFuncOp kernel);
 
@@ -320,6 +321,7 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   args.v = arg();
   args.mask = op.getMask() ? arg() : Value();
   args.bias = op.getBias() ? arg() : Value();
+  args.relBias = op.getRelBias() ? arg() : Value();
   args.lens = op.getKvLens() ? arg() : Value();
   args.out = arg();
   args.lse = op.getLseInit() ? arg() : Value();
@@ -384,6 +386,14 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
     if (!bias.getType().isF32())
       bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
     score = arith::AddFOp::create(b, loc, score, bias);
+  }
+  if (args.relBias) {
+    // rel_bias[h, bucket(j - i)], flattened.
+    RelPosAttr relpos = op.getRelposAttr();
+    Value at = m.add(mul(head, index(relpos.getBuckets())),
+                     buildRelPosBucket(b, loc, relpos, i, j));
+    score = arith::AddFOp::create(
+        b, loc, score, memref::LoadOp::create(b, loc, args.relBias, at));
   }
   Value logit = arith::MulFOp::create(b, loc, score, f32(M_LOG2E));
   if (!visible)
@@ -992,8 +1002,8 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
   // The kernel's arguments are the function's, in the attention's order.
   SmallVector<Value> expected = {attention.getQuery(), attention.getKey(),
                                  attention.getValue()};
-  for (Value operand :
-       {attention.getMask(), attention.getBias(), attention.getKvLens()})
+  for (Value operand : {attention.getMask(), attention.getBias(),
+                        attention.getRelBias(), attention.getKvLens()})
     if (operand)
       expected.push_back(operand);
   expected.push_back(attention.getInit());
@@ -1005,7 +1015,8 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
       !llvm::all_of(attention->getUsers(),
                     [&](Operation *user) { return user == ret; }))
     return fail("the kernel function must take (q, k, v, [mask], [bias], "
-                "[kv_lens], out, [lse]) and return the attention's results");
+                "[rel_bias], [kv_lens], out, [lse]) and return the "
+                "attention's results");
   return attention;
 }
 

@@ -8,6 +8,9 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -93,6 +96,43 @@ LogicalResult
 GlobalMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t tokens) {
   return checkAtLeast(emitError, "global", "tokens", tokens, 0);
+}
+
+LogicalResult RelPosAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 int64_t buckets, int64_t maxDistance,
+                                 bool bidirectional) {
+  // Each direction needs a bucket of its own offsets and a logarithmic one.
+  int64_t perDirection = bidirectional ? buckets / 2 : buckets;
+  if (perDirection < 2 || (bidirectional && buckets % 2))
+    return emitError() << "relpos 'buckets' must be at least "
+                       << (bidirectional ? "4 and even (bidirectional)" : "2")
+                       << ", got " << buckets;
+  if (maxDistance <= perDirection / 2)
+    return emitError() << "relpos 'max_distance' must exceed the exact "
+                          "offsets ("
+                       << perDirection / 2 << "), got " << maxDistance;
+  return success();
+}
+
+SmallVector<int64_t> RelPosAttr::getThresholds() const {
+  // T5's large bucket of offset n, in f32 as the reference implementation
+  // computes it: max_exact + int(log(n / max_exact) / log(max_distance /
+  // max_exact) * (buckets - max_exact)), capped at the last bucket.
+  int64_t buckets = getDirectionBuckets(), exact = getMaxExact();
+  float logRange = static_cast<float>(
+      std::log(static_cast<double>(getMaxDistance()) / exact));
+  auto bucketOf = [&](int64_t n) {
+    float ratio = static_cast<float>(n) / static_cast<float>(exact);
+    int64_t large = exact + static_cast<int64_t>(std::log(ratio) / logRange *
+                                                 float(buckets - exact));
+    return std::min(large, buckets - 1);
+  };
+  // The bucket grows with n and reaches the last one by max_distance.
+  SmallVector<int64_t> thresholds;
+  for (int64_t n = exact; n <= getMaxDistance(); ++n)
+    while (exact + static_cast<int64_t>(thresholds.size()) < bucketOf(n))
+      thresholds.push_back(n);
+  return thresholds;
 }
 
 LogicalResult

@@ -245,6 +245,27 @@ static LogicalResult checkLse(Operation *op, Value init, Value result,
   return checkRowStatShape(op, init, "lse", batch, heads, seq, against);
 }
 
+/// Checks a rel_bias table against its relpos attribute: both or neither, and
+/// [Hq, buckets] (a tile's table keeps the whole problem's heads, which its
+/// offsets index).
+static LogicalResult checkRelPos(Operation *op, Value table, RelPosAttr relpos,
+                                 int64_t qHeads, bool tile) {
+  if (!table != !relpos)
+    return op->emitOpError()
+           << "takes a 'rel_bias' table exactly with a 'relpos' attribute";
+  if (!table)
+    return success();
+  if (failed(checkRank(op, table, "rel_bias", 2, "[Hq, buckets]")))
+    return failure();
+  ArrayRef<int64_t> shape = cast<ShapedType>(table.getType()).getShape();
+  if (failed(checkDim(op, shape[1], relpos.getBuckets(),
+                      "rel_bias bucket count", "must match relpos")))
+    return failure();
+  return tile ? success()
+              : checkDim(op, shape[0], qHeads, "rel_bias head count",
+                         "must match query");
+}
+
 /// Checks the signature and terminator of the optional score_mod and mask_mod
 /// regions. Runs after the nested ops verified, so blocks have terminators.
 static LogicalResult verifyModRegions(Operation *op, Region &scoreMod,
@@ -350,7 +371,9 @@ LogicalResult AttentionOp::verify() {
       verifyAttentionInputs(*this, getQuery(), getKey(), getValue(), getMask(),
                             getBias(), getKvLens(), getLayout());
   if (failed(dims) || failed(checkScale(*this, getScale())) ||
-      failed(checkOutputShape(*this, getInit(), "init", *dims, getLayout())))
+      failed(checkOutputShape(*this, getInit(), "init", *dims, getLayout())) ||
+      failed(checkRelPos(*this, getRelBias(), getRelposAttr(), dims->qHeads,
+                         /*tile=*/!getOffsets().empty())))
     return failure();
   return checkLse(*this, getLseInit(), getLse(), dims->batch, dims->qHeads,
                   dims->qLen, "must match query");
@@ -417,7 +440,9 @@ LogicalResult OnlineAttentionOp::verify() {
       verifyAttentionInputs(*this, getQuery(), getKey(), getValue(), getMask(),
                             getBias(), getKvLens(), getLayout());
   if (failed(dims) || failed(checkScale(*this, getScale())) ||
-      failed(checkOutputShape(*this, getAcc(), "acc", *dims, getLayout())))
+      failed(checkOutputShape(*this, getAcc(), "acc", *dims, getLayout())) ||
+      failed(checkRelPos(*this, getRelBias(), getRelposAttr(), dims->qHeads,
+                         /*tile=*/!getOffsets().empty())))
     return failure();
   return success(
       succeeded(checkRowStatShape(*this, getMax(), "max", dims->batch,

@@ -84,6 +84,8 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     roles.push_back({"mask", mask, broadcastDims(mask)});
   if (Value bias = op ? op.getBias() : Value())
     roles.push_back({"bias", bias, broadcastDims(bias)});
+  if (Value table = op ? op.getRelBias() : Value())
+    roles.push_back({"rel_bias", table, {ATTN_SYM_HQ, ATTN_SYM_NB}});
   if (Value lens = op ? op.getKvLens() : Value())
     roles.push_back({"kv_lens", lens, {ATTN_SYM_B}});
   roles.push_back({"out", op ? op.getInit() : linear.getInit(),
@@ -138,7 +140,7 @@ std::string mlir::attn::emitCHeader(const KernelSignature &signature,
                                     StringRef name, StringRef description,
                                     KernelDevice device) {
   static const char *const symbolNames[ATTN_NUM_SYMBOLS] = {
-      "B", "Hq", "Hkv", "Sq", "Sk", "D", "Dv"};
+      "B", "Hq", "Hkv", "Sq", "Sk", "D", "Dv", "NB"};
   auto shapeOf = [&](const KernelOperand &operand) {
     std::string text = "[";
     for (int64_t d = 0; d < operand.desc.ndim; ++d) {

@@ -98,6 +98,9 @@ std::string AttentionSpec::str() const {
     os << ",mod=alibi";
   if (mod == ScoreMod::Softcap)
     os << ",mod=softcap:" << number(softcap);
+  if (mod == ScoreMod::RelPos)
+    os << ",mod=relpos:" << relposBuckets << ":" << relposMaxDistance
+       << (relposBidirectional ? "" : ":uni");
   if (temperature)
     os << ",temperature=" << number(*temperature);
   if (kvLens)
@@ -281,8 +284,31 @@ static llvm::Error parseScoreMod(StringRef value, AttentionSpec &spec) {
     spec.softcap = *cap;
     return llvm::Error::success();
   }
+  if (value.consume_front("relpos:")) {
+    // relpos:NB[:MAXDIST[:uni]], T5's defaults otherwise.
+    SmallVector<StringRef> parts;
+    value.split(parts, ':');
+    int64_t buckets = 0, maxDistance = 128;
+    bool bidirectional = parts.size() < 3;
+    if (parts.size() > 3 || parts[0].getAsInteger(10, buckets) ||
+        (parts.size() > 1 && parts[1].getAsInteger(10, maxDistance)) ||
+        (parts.size() > 2 && parts[2] != "uni"))
+      return specError("'mod=relpos:" + value +
+                       "' is not relpos:NB[:MAXDIST[:uni]]");
+    int64_t perDirection = bidirectional ? buckets / 2 : buckets;
+    if (perDirection < 2 || (bidirectional && buckets % 2) ||
+        maxDistance <= perDirection / 2)
+      return specError("'mod=relpos:" + value +
+                       "' needs at least 2 buckets per direction (an even "
+                       "count unless ':uni') and MAXDIST above half of them");
+    spec.mod = AttentionSpec::ScoreMod::RelPos;
+    spec.relposBuckets = buckets;
+    spec.relposMaxDistance = maxDistance;
+    spec.relposBidirectional = bidirectional;
+    return llvm::Error::success();
+  }
   return specError("unknown 'mod' value '" + value +
-                   "' (expected none, alibi or softcap:C)");
+                   "' (expected none, alibi, softcap:C or relpos:NB)");
 }
 
 /// Parses `kind=`; runs after `scale` and `mod`, which it constrains.
@@ -630,6 +656,12 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
       headTensorType(spec, spec.qHeads, spec.qLen, spec.valueDim, elementType);
 
   SmallVector<Type> argTypes = {qType, kType, vType};
+  bool relpos = spec.mod == AttentionSpec::ScoreMod::RelPos;
+  if (relpos)
+    argTypes.push_back(RankedTensorType::get(
+        {spec.dynamicHeads ? ShapedType::kDynamic : spec.qHeads,
+         spec.relposBuckets},
+        b.getF32Type()));
   if (spec.kvLens)
     argTypes.push_back(RankedTensorType::get(
         {spec.dynamicBatch ? ShapedType::kDynamic : spec.batch},
@@ -672,12 +704,17 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   auto attention = AttentionOp::create(
       b, loc, resultTypes, entry->getArgument(0), entry->getArgument(1),
       entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(),
-      /*kv_lens=*/spec.kvLens ? entry->getArgument(3) : Value(),
+      /*rel_bias=*/relpos ? entry->getArgument(3) : Value(),
+      /*kv_lens=*/spec.kvLens ? entry->getArgument(relpos ? 4 : 3) : Value(),
       /*offsets=*/ValueRange(), /*extents=*/ValueRange(), inits.front(),
       /*lse_init=*/spec.lse ? inits.back() : Value(), scale, mask, spec.layout,
       spec.kind == AttentionSpec::Kind::Gaussian ? Similarity::Gaussian
-                                                 : Similarity::Dot);
-  if (spec.mod != AttentionSpec::ScoreMod::None)
+                                                 : Similarity::Dot,
+      relpos ? RelPosAttr::get(ctx, spec.relposBuckets, spec.relposMaxDistance,
+                               spec.relposBidirectional)
+             : RelPosAttr());
+  if (spec.mod == AttentionSpec::ScoreMod::Alibi ||
+      spec.mod == AttentionSpec::ScoreMod::Softcap)
     buildScoreMod(b, loc, attention, spec);
   func::ReturnOp::create(b, loc, attention.getResults());
   return verifiedModule(std::move(module), spec);

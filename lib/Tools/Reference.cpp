@@ -134,6 +134,30 @@ int64_t mlir::attn::countVisiblePairs(const ReferenceProblem &p) {
   return count;
 }
 
+/// T5's relative_position_bucket as Hugging Face transformers computes it,
+/// in f32.
+static int64_t relativePositionBucket(const ReferenceProblem &p,
+                                      int64_t relative) {
+  int64_t buckets = p.relBuckets, bucket = 0, n;
+  if (p.relBidirectional) {
+    buckets /= 2;
+    bucket += relative > 0 ? buckets : 0;
+    n = relative < 0 ? -relative : relative;
+  } else {
+    n = relative < 0 ? -relative : 0;
+  }
+  int64_t maxExact = buckets / 2;
+  if (n < maxExact)
+    return bucket + n;
+  float logRatio = std::log(static_cast<float>(n) / float(maxExact));
+  float logRange =
+      static_cast<float>(std::log(double(p.relMaxDistance) / double(maxExact)));
+  int64_t large =
+      maxExact + static_cast<int64_t>(logRatio / logRange *
+                                      static_cast<float>(buckets - maxExact));
+  return bucket + std::min(large, buckets - 1);
+}
+
 std::optional<double> mlir::attn::referenceScore(const ReferenceProblem &p,
                                                  const float *q, const float *k,
                                                  int64_t b, int64_t h,
@@ -170,6 +194,8 @@ std::optional<double> mlir::attn::referenceScore(const ReferenceProblem &p,
   if (p.biasData)
     s += static_cast<double>(
         p.biasData[broadcastOffset(p.biasDims, b, h, i, j)]);
+  if (p.relBias)
+    s += p.relBias[h * p.relBuckets + relativePositionBucket(p, j - i)];
   return s;
 }
 

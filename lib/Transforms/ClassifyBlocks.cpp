@@ -116,9 +116,11 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
       sliceOnlineStep(rewriter, loc, op, position, begin, size);
   auto cut = AttentionOp::create(
       rewriter, loc, op->getResultTypes(), op.getQuery(), keys.key, keys.value,
-      keys.mask, keys.bias, lengthsEnd ? Value() : op.getKvLens(), keys.offsets,
-      position.extents, op.getInit(), op.getLseInit(), op.getScaleAttr(),
-      op.getStructuredMaskAttr(), op.getLayoutAttr(), op.getSimilarityAttr());
+      keys.mask, keys.bias, op.getRelBias(),
+      lengthsEnd ? Value() : op.getKvLens(), keys.offsets, position.extents,
+      op.getInit(), op.getLseInit(), op.getScaleAttr(),
+      op.getStructuredMaskAttr(), op.getLayoutAttr(), op.getSimilarityAttr(),
+      op.getRelposAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), cut->getRegions()))
     if (!from.empty())
       rewriter.cloneRegionBefore(from, to, to.end());

@@ -327,6 +327,13 @@ Value AttentionDecomposer<OpTy>::maskedScores(Value scores) {
         if (biasArg >= 0)
           s = arith::AddFOp::create(nb, nl, s,
                                     convertFloat(nb, nl, args[biasArg], f32));
+        if (Value table = op.getRelBias())
+          s = arith::AddFOp::create(
+              nb, nl, s,
+              tensor::ExtractOp::create(
+                  nb, nl, table,
+                  ValueRange{hAbs, buildRelPosBucket(nb, nl, op.getRelposAttr(),
+                                                     iAbs, jAbs)}));
 
         Value visible = arith::ConstantIntOp::create(nb, nl, 1, 1);
         auto hideUnless = [&](Value cond) {

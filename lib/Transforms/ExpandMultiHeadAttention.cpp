@@ -152,11 +152,13 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
       tensor::EmptyOp::create(rewriter, loc, outSizes, elementType);
   auto attention = AttentionOp::create(
       rewriter, loc, attnInit.getType(), /*lse=*/Type(), q, k, v, op.getMask(),
-      op.getBias(), op.getKvLens(), /*offsets=*/ValueRange(),
+      op.getBias(), /*rel_bias=*/Value(), op.getKvLens(),
+      /*offsets=*/ValueRange(),
       /*extents=*/ValueRange(), attnInit, /*lse_init=*/Value(),
       op.getScaleAttr(), op.getStructuredMaskAttr(),
       LayoutAttr::get(rewriter.getContext(), Layout::BSHD),
-      SimilarityAttr::get(rewriter.getContext(), Similarity::Dot));
+      SimilarityAttr::get(rewriter.getContext(), Similarity::Dot),
+      /*relpos=*/RelPosAttr());
   rewriter.inlineRegionBefore(op.getScoreMod(), attention.getScoreMod(),
                               attention.getScoreMod().end());
   rewriter.inlineRegionBefore(op.getMaskMod(), attention.getMaskMod(),

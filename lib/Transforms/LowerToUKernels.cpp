@@ -114,9 +114,9 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
   if (op.getKvLens())
     return rewriter.notifyMatchFailure(
         op, "the micro-kernel takes no kv_lens operand");
-  if (!op.getScoreMod().empty())
-    return rewriter.notifyMatchFailure(op,
-                                       "the micro-kernel takes no score_mod");
+  if (!op.getScoreMod().empty() || op.getRelBias())
+    return rewriter.notifyMatchFailure(
+        op, "the micro-kernel takes no score_mod or rel_bias");
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
   bool positionMasks = !op.getMaskMod().empty() || (mask && !isBandMask(mask));
   if (positionMasks && op.getMask())

@@ -127,6 +127,32 @@ SmallVector<Value, 3> mlir::attn::createInitialStatistics(OpBuilder &b,
           createFilledF32(b, loc, rowSizes, 0.0f)};
 }
 
+Value mlir::attn::buildRelPosBucket(OpBuilder &b, Location loc,
+                                    RelPosAttr relpos, Value i, Value j) {
+  IndexMath m{b, loc};
+  Value zero = m.constant(0), one = m.constant(1);
+  // The offset n and the first bucket of its direction.
+  Value n, first = zero;
+  if (relpos.getBidirectional()) {
+    Value distance = m.sub(j, i);
+    Value after = m.slt(zero, distance);
+    first = arith::SelectOp::create(
+        b, loc, after, m.constant(relpos.getDirectionBuckets()), zero);
+    n = arith::SelectOp::create(b, loc, m.slt(distance, zero),
+                                m.sub(zero, distance), distance);
+  } else {
+    n = arith::MaxSIOp::create(b, loc, m.sub(i, j), zero);
+  }
+  Value exact = m.constant(relpos.getMaxExact());
+  Value large = exact;
+  for (int64_t threshold : relpos.getThresholds())
+    large =
+        m.add(large, arith::SelectOp::create(
+                         b, loc, m.sle(m.constant(threshold), n), one, zero));
+  return m.add(first,
+               arith::SelectOp::create(b, loc, m.slt(n, exact), n, large));
+}
+
 Value mlir::attn::createGeneric(
     OpBuilder &b, Location loc, ValueRange inputs, Value init,
     ArrayRef<AffineMap> maps, unsigned numReductions,
@@ -181,12 +207,12 @@ OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
     ValueRange statistics, bool withMaskRules) {
   auto online = OnlineAttentionOp::create(
       b, loc, statistics.getTypes(), op.getQuery(), operands.key,
-      operands.value, operands.mask, operands.bias, operands.kvLens,
-      operands.offsets, position.extents, statistics[0], statistics[1],
-      statistics[2], op.getScaleAttr(),
+      operands.value, operands.mask, operands.bias, op.getRelBias(),
+      operands.kvLens, operands.offsets, position.extents, statistics[0],
+      statistics[1], statistics[2], op.getScaleAttr(),
       withMaskRules ? op.getStructuredMaskAttr()
                     : StructuredMaskAttrInterface(),
-      op.getLayoutAttr(), op.getSimilarityAttr());
+      op.getLayoutAttr(), op.getSimilarityAttr(), op.getRelposAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), online->getRegions()))
     if (!from.empty() && (withMaskRules || &from != &op.getMaskMod()))
       b.cloneRegionBefore(from, to, to.end());

@@ -315,3 +315,24 @@ func.func @lse(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64xf16>,
       -> tensor<1x2x?x64xf16>, tensor<1x2x?xf32>
   return %0#0, %0#1 : tensor<1x2x?x64xf16>, tensor<1x2x?xf32>
 }
+
+// -----
+
+// A relative-position bias: the table is an argument after v, read per
+// score at h * NB + bucket(j - i).
+// CHECK-LABEL: gpu.func @relpos
+// CHECK-SAME: (%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[TABLE:[a-z0-9_]+]]: memref<?xf32>, %{{.+}}: memref<?xf32>,
+// CHECK: arith.cmpi sge
+// CHECK: %[[B:.+]] = memref.load %[[TABLE]][%{{.+}}] : memref<?xf32>
+// CHECK: arith.addf %{{.+}}, %[[B]] : f32
+func.func @relpos(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
+                  %v: tensor<1x2x?x32xf32>, %t: tensor<2x32xf32>,
+                  %o: tensor<1x2x?x32xf32>) -> tensor<1x2x?x32xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x?x32xf32>,
+                          tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>)
+      rel_bias(%t : tensor<2x32xf32>) outs(%o : tensor<1x2x?x32xf32>)
+      {relpos = #attn.relpos<buckets = 32, max_distance = 128,
+                             bidirectional = true>}
+      -> tensor<1x2x?x32xf32>
+  return %0 : tensor<1x2x?x32xf32>
+}

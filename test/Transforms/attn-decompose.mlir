@@ -270,3 +270,40 @@ func.func @finalize_lse(%acc: tensor<1x4x8x16xf32>, %m: tensor<1x4x8xf32>,
       lse(%l : tensor<1x4x8xf32>) -> tensor<1x4x8x16xf16>, tensor<1x4x8xf32>
   return %0#0, %0#1 : tensor<1x4x8x16xf16>, tensor<1x4x8xf32>
 }
+
+// -----
+
+// T5's relative-position bias: score + rel_bias[h, bucket(j - i)]. With
+// T5's defaults (32 buckets, bidirectional, max distance 128), keys after
+// the query take buckets 16-31; an offset n below 8 is its own bucket and
+// larger ones count the thresholds 12, 16, 23, 32, 46, 64, 91 they reach
+// (Hugging Face's relative_position_bucket, in f32).
+// CHECK-LABEL: func.func @relpos
+// CHECK-SAME: (%[[Q:[a-z0-9_]+]]: tensor<1x2x8x16xf32>, %[[T:[a-z0-9_]+]]: tensor<2x32xf32>,
+// CHECK: %[[REL:.+]] = arith.subi %[[J:.+]], %[[I:.+]] : index
+// CHECK: %[[AFTER:.+]] = arith.cmpi sgt, %[[REL]], %{{.+}} : index
+// CHECK: %[[FIRST:.+]] = arith.select %[[AFTER]], %{{.+}}, %{{.+}} : index
+// CHECK: %[[N:.+]] = arith.select
+// CHECK: arith.cmpi sge, %[[N]], %{{.+}}12 : index
+// CHECK: arith.cmpi sge, %[[N]], %{{.+}}16 : index
+// CHECK: arith.cmpi sge, %[[N]], %{{.+}}23 : index
+// CHECK: arith.cmpi sge, %[[N]], %{{.+}}32 : index
+// CHECK: arith.cmpi sge, %[[N]], %{{.+}}46 : index
+// CHECK: arith.cmpi sge, %[[N]], %{{.+}}64 : index
+// CHECK: arith.cmpi sge, %[[N]], %{{.+}}91 : index
+// CHECK-NOT: arith.cmpi sge, %[[N]]
+// CHECK: %[[SMALL:.+]] = arith.cmpi slt, %[[N]], %{{.+}}8 : index
+// CHECK: %[[INDIR:.+]] = arith.select %[[SMALL]], %[[N]], %{{.+}} : index
+// CHECK: %[[BUCKET:.+]] = arith.addi %[[FIRST]], %[[INDIR]] : index
+// CHECK: %[[B:.+]] = tensor.extract %[[T]][%{{.+}}, %[[BUCKET]]] : tensor<2x32xf32>
+// CHECK: arith.addf %{{.+}}, %[[B]] : f32
+func.func @relpos(%q: tensor<1x2x8x16xf32>, %t: tensor<2x32xf32>,
+                  %o: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x2x8x16xf32>,
+                          tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      rel_bias(%t : tensor<2x32xf32>) outs(%o : tensor<1x2x8x16xf32>)
+      {relpos = #attn.relpos<buckets = 32, max_distance = 128,
+                             bidirectional = true>}
+      -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}

@@ -281,6 +281,11 @@ static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
   }
   AttentionOp op = *func.getOps<AttentionOp>().begin();
   p.bshd = op.getLayout() == Layout::BSHD;
+  if (RelPosAttr relpos = op.getRelposAttr()) {
+    p.relBuckets = relpos.getBuckets();
+    p.relMaxDistance = relpos.getMaxDistance();
+    p.relBidirectional = relpos.getBidirectional();
+  }
   p.gaussian = op.getSimilarity() == Similarity::Gaussian;
   if (std::optional<APFloat> scale = op.getScale())
     result.scale = scale->convertToDouble();
@@ -540,7 +545,7 @@ int main(int argc, char **argv) {
                                                    int64_t i, int64_t j) {
         return s + slopes[h] * static_cast<double>(j - i);
       };
-    } else {
+    } else if (source->spec->mod == AttentionSpec::ScoreMod::Softcap) {
       double cap = source->spec->softcap;
       problemTemplate->problem.scoreMod = [cap](double s, int64_t, int64_t,
                                                 int64_t, int64_t) {
@@ -572,8 +577,10 @@ int main(int argc, char **argv) {
   std::copy(std::begin(signature->staticSizes),
             std::end(signature->staticSizes), base.begin());
   if (const std::optional<AttentionSpec> &spec = source->spec)
-    base = {spec->batch, spec->qHeads,  spec->kvHeads, spec->qLen,
-            spec->kvLen, spec->headDim, spec->valueDim};
+    base = {spec->batch, spec->qHeads,  spec->kvHeads,  spec->qLen,
+            spec->kvLen, spec->headDim, spec->valueDim, spec->relposBuckets};
+  // NB exists only with a rel_bias table, whose bucket count is static.
+  base[ATTN_SYM_NB] = std::max<int64_t>(base[ATTN_SYM_NB], 0);
   for (const std::string &text : dimsList) {
     std::array<int64_t, ATTN_NUM_SYMBOLS> sizes = base;
     if (llvm::Error error = parseDims(text, sizes.data()))
@@ -583,7 +590,7 @@ int main(int argc, char **argv) {
   if (sizeSets.empty())
     sizeSets.push_back(base);
   static const char *const symbolNames[ATTN_NUM_SYMBOLS] = {
-      "b", "hq", "hkv", "sq", "sk", "d", "dv"};
+      "b", "hq", "hkv", "sq", "sk", "d", "dv", "nb"};
   for (auto &sizes : sizeSets) {
     for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s) {
       if (sizes[s] < 0)
@@ -745,6 +752,8 @@ int main(int argc, char **argv) {
       } else if (operand.name == "bias") {
         p.biasData = t.values.data();
         padded(p.biasDims);
+      } else if (operand.name == "rel_bias") {
+        p.relBias = t.values.data();
       } else if (operand.name == "kv_lens") {
         for (float len : t.values)
           kvLens.push_back(static_cast<int32_t>(len));
@@ -790,8 +799,9 @@ int main(int argc, char **argv) {
 
     std::string runDims;
     for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s)
-      runDims +=
-          llvm::formatv("{0}{1}={2}", s ? "," : "", symbolNames[s], sizes[s]);
+      if (s != ATTN_SYM_NB || sizes[s])
+        runDims +=
+            llvm::formatv("{0}{1}={2}", s ? "," : "", symbolNames[s], sizes[s]);
     dimsText += (runIndex ? ";" : "") + runDims;
 
     if (check) {

@@ -47,7 +47,8 @@ enum attn_symbol {
   ATTN_SYM_SK = 4,
   ATTN_SYM_D = 5,
   ATTN_SYM_DV = 6,
-  ATTN_NUM_SYMBOLS = 7
+  ATTN_SYM_NB = 7, /* relative-position buckets of a rel_bias table */
+  ATTN_NUM_SYMBOLS = 8
 };
 
 /* An operand dimension that is broadcast: its size must be 1. */

@@ -17,7 +17,8 @@
 // window:L:R | chunked:C | prefix:P | strided:L | fixed:L:C | dilated:W:DIL |
 // global:G | bigbird:BLK:W:G:R:SEED | blocks:FILE; e.g.
 // window:128:0|global:16), mod (none | alibi | softcap:C: a
-// score_mod), temperature (finite positive: scores divided by it),
+// score_mod; relpos:NB[:MAXDIST[:uni]]: T5's bucketed relative-position bias,
+// a table argument), temperature (finite positive: scores divided by it),
 // kv_lens (none | random: a kv_lens operand), lse (false | true: also
 // output each row's log-sum-exp), dynamic (letters among b, h,
 // s: the dimensions compiled as `?`).
@@ -93,8 +94,12 @@ struct AttentionSpec {
   std::vector<std::vector<MaskTerm>> mask;
   /// A score modification: ALiBi (score + slope(h) (j - i), the standard
   /// geometric slopes for Hq heads) or a soft cap (C tanh(score / C)).
-  enum class ScoreMod { None, Alibi, Softcap };
+  /// Or T5's relative-position bias: a rel_bias table [Hq, buckets] (an
+  /// argument after v) indexed by bucketed j - i (see #attn.relpos).
+  enum class ScoreMod { None, Alibi, Softcap, RelPos };
   ScoreMod mod = ScoreMod::None;
+  int64_t relposBuckets = 0, relposMaxDistance = 0;
+  bool relposBidirectional = true;
   double softcap = 0;
   /// Scores are divided by it (folded into the scale).
   std::optional<double> temperature;

@@ -76,6 +76,12 @@ struct ReferenceProblem {
   const float *biasData = nullptr;
   int64_t biasDims[4] = {1, 1, 1, 1};
 
+  /// Optional T5 relative-position bias: relBias [Hq, relBuckets] indexed by
+  /// the bucket of j - i (Hugging Face's relative_position_bucket).
+  const float *relBias = nullptr;
+  int64_t relBuckets = 0, relMaxDistance = 0;
+  bool relBidirectional = true;
+
   /// Optional number of valid keys per batch entry ([B]).
   const int32_t *kvLens = nullptr;
 

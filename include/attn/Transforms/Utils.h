@@ -121,6 +121,11 @@ Value createGeneric(OpBuilder &b, Location loc, ValueRange inputs, Value init,
 AffineMap getLoopsMap(MLIRContext *ctx, unsigned numLoops,
                       ArrayRef<unsigned> loops);
 
+/// The rel_bias column (an index) of query i and key j under `relpos`: T5's
+/// bucket of j - i, by comparisons with the attribute's thresholds.
+Value buildRelPosBucket(OpBuilder &b, Location loc, RelPosAttr relpos, Value i,
+                        Value j);
+
 /// The finalize_online_attention that ends `op` from its final `statistics`
 /// (acc, max, sum): into op's init, and its lse init when op has one.
 FinalizeOnlineAttentionOp createFinalize(OpBuilder &b, Location loc,

@@ -1966,7 +1966,7 @@ func.func @lse_result_without_init(%q: tensor<1x4x8x16xf32>,
                                    %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
   // expected-error @+1 {{returns an lse exactly when given an 'lse' init (result without init)}}
-  %0:2 = "attn.attention"(%q, %q, %q, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0>}> ({}, {})
+  %0:2 = "attn.attention"(%q, %q, %q, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {})
       : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
          tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>)
   return %0#0 : tensor<1x4x8x16xf32>
@@ -2007,4 +2007,60 @@ func.func @linear_window(%q: tensor<1x2x8x16xf32>, %o: tensor<1x2x8x16xf32>)
       {structured_mask = #attn.sliding_window<left = 2, right = 0>}
       -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @rel_bias_without_relpos(%q: tensor<1x4x8x16xf32>,
+                                   %t: tensor<4x32xf32>,
+                                   %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{takes a 'rel_bias' table exactly with a 'relpos' attribute}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      rel_bias(%t : tensor<4x32xf32>) outs(%o : tensor<1x4x8x16xf32>)
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @rel_bias_buckets(%q: tensor<1x4x8x16xf32>, %t: tensor<4x16xf32>,
+                            %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{rel_bias bucket count is 16, expected 32 (must match relpos)}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      rel_bias(%t : tensor<4x16xf32>) outs(%o : tensor<1x4x8x16xf32>)
+      {relpos = #attn.relpos<buckets = 32, max_distance = 128,
+                             bidirectional = true>}
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @rel_bias_heads(%q: tensor<1x4x8x16xf32>, %t: tensor<2x32xf32>,
+                          %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{rel_bias head count is 2, expected 4 (must match query)}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      rel_bias(%t : tensor<2x32xf32>) outs(%o : tensor<1x4x8x16xf32>)
+      {relpos = #attn.relpos<buckets = 32, max_distance = 128,
+                             bidirectional = true>}
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @relpos_odd_buckets(%q: tensor<1x4x8x16xf32>, %t: tensor<4x7xf32>,
+                              %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      rel_bias(%t : tensor<4x7xf32>) outs(%o : tensor<1x4x8x16xf32>)
+      // expected-error @+1 {{relpos 'buckets' must be at least 4 and even (bidirectional), got 7}}
+      {relpos = #attn.relpos<buckets = 7, max_distance = 128,
+                             bidirectional = true>}
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
 }

@@ -8,7 +8,7 @@
 // CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
 // CHECK-SAME: outs(%{{.*}} : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
 // GENERIC-LABEL: sym_name = "plain"
-// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0>, similarity = #attn.similarity<dot>}> ({
+// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0>, similarity = #attn.similarity<dot>}> ({
 func.func @plain(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>,
                  %v: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
@@ -281,4 +281,18 @@ func.func @linear(%q: tensor<1x8x4x16xf32>, %k: tensor<1x8x2x16xf32>,
       {layout = #attn.layout<bshd>, structured_mask = #attn.causal<top_left>}
       -> tensor<1x8x4x8xf32>
   return %0 : tensor<1x8x4x8xf32>
+}
+
+// A T5 relative-position bias table and how it is indexed.
+// CHECK-LABEL: func.func @relpos
+// CHECK: attn.attention ins(%{{.*}}) rel_bias(%{{.*}} : tensor<4x16xf32>) outs(%{{.*}}) {relpos = #attn.relpos<buckets = 16, max_distance = 64, bidirectional = false>}
+func.func @relpos(%q: tensor<1x4x8x16xf32>, %t: tensor<4x16xf32>,
+                  %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      rel_bias(%t : tensor<4x16xf32>) outs(%o : tensor<1x4x8x16xf32>)
+      {relpos = #attn.relpos<buckets = 16, max_distance = 64,
+                             bidirectional = false>}
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
 }

@@ -19,6 +19,8 @@
 
 #include "k_lse.h"
 
+#include "Inputs/cpu-tensor.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,19 +30,6 @@ enum { H = 2, S = 8, D = 8, N = H * S * D };
 
 static float q[N], k[N], v[N], o[N], lse[H * S];
 static int all_ok = 1;
-
-static DLTensor tensor(float *data, int ndim, int64_t *shape) {
-  DLTensor t;
-  memset(&t, 0, sizeof(t));
-  t.data = data;
-  t.device.device_type = kDLCPU;
-  t.ndim = ndim;
-  t.dtype.code = kDLFloat;
-  t.dtype.bits = 32;
-  t.dtype.lanes = 1;
-  t.shape = shape;
-  return t;
-}
 
 static void reset(void) {
   for (int i = 0; i < N; ++i) {
@@ -72,9 +61,9 @@ static void expect(const char *label, int got, int want) {
 int main(void) {
   int64_t shape[4] = {1, H, S, D}, lseShape[3] = {1, H, S};
   int64_t shortLse[3] = {1, H, S - 1}, lse4[4] = {1, H, S, 1};
-  DLTensor tq = tensor(q, 4, shape), tk = tensor(k, 4, shape),
-           tv = tensor(v, 4, shape), to = tensor(o, 4, shape),
-           tl = tensor(lse, 3, lseShape);
+  DLTensor tq = cpu_tensor(q, 4, shape), tk = cpu_tensor(k, 4, shape),
+           tv = cpu_tensor(v, 4, shape), to = cpu_tensor(o, 4, shape),
+           tl = cpu_tensor(lse, 3, lseShape);
 
   reset();
   expect("valid call", k_lse(&tq, &tk, &tv, &to, &tl), 0);
@@ -98,14 +87,14 @@ int main(void) {
   reset();
   expect("null lse", k_lse(&tq, &tk, &tv, &to, NULL), 1);
   reset();
-  DLTensor bad = tensor(lse, 4, lse4);
+  DLTensor bad = cpu_tensor(lse, 4, lse4);
   expect("lse rank 4", k_lse(&tq, &tk, &tv, &to, &bad), 2);
   reset();
-  bad = tensor(lse, 3, lseShape);
+  bad = cpu_tensor(lse, 3, lseShape);
   bad.dtype.bits = 16;
   expect("lse f16", k_lse(&tq, &tk, &tv, &to, &bad), 3);
   reset();
-  bad = tensor(lse, 3, shortLse);
+  bad = cpu_tensor(lse, 3, shortLse);
   expect("lse Sq 7 for q's 8", k_lse(&tq, &tk, &tv, &to, &bad), 6);
 
   printf("%s\n", all_ok ? "all ok" : "SOME FAILED");
