@@ -30,10 +30,12 @@ def Attn_LayoutAttr : EnumAttr<Attn_Dialect, Attn_Layout, "layout"> {
 
 def Attn_SimilarityDot : I32EnumAttrCase<"Dot", 0, "dot">;
 def Attn_SimilarityGaussian : I32EnumAttrCase<"Gaussian", 1, "gaussian">;
+def Attn_SimilarityAdditive : I32EnumAttrCase<"Additive", 2, "additive">;
 def Attn_Similarity : I32EnumAttr<"Similarity",
-    "how a query and a key make a raw score: a dot product, or a Gaussian "
-    "kernel of their distance",
-    [Attn_SimilarityDot, Attn_SimilarityGaussian]> {
+    "how a query and a key make a raw score: a dot product, a Gaussian "
+    "kernel of their distance, or additive (Bahdanau) attention",
+    [Attn_SimilarityDot, Attn_SimilarityGaussian,
+     Attn_SimilarityAdditive]> {
   let cppNamespace = "::mlir::attn";
   let genSpecializedAttr = 0;
 }

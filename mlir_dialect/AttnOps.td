@@ -34,6 +34,7 @@ defvar AttentionMaskOperands = (ins
   Optional<Attn_MaskTensor>:$mask,
   Optional<Attn_FloatTensor>:$bias,
   Optional<Attn_F32Tensor>:$rel_bias,
+  Optional<Attn_F32Tensor>:$additive_weight,
   Optional<Attn_LengthsTensor>:$kv_lens);
 
 // Where a tile sits in the whole problem: offsets(b, h, q, kv) of its first
@@ -75,7 +76,11 @@ def Attn_AttentionOp : Attn_Op<"attention", [
        `s = scale * (dot(q_i, k_j) - |k_j|^2 / 2)`: a dot product plus a
        per-key bias, equal to `-scale/2 * |q_i - k_j|^2` up to the per-row
        constant `scale/2 * |q_i|^2`, which the softmax cancels (the `lse`
-       output keeps it);
+       output keeps it) under
+       `similarity = #attn.similarity<additive>` (Bahdanau attention on
+       projected queries and keys, D being the attention dim) it is
+       `s = scale * sum_d w[h, d] tanh(q_i[d] + k_j[d])` with the
+       `additive_weight` table w ([Hq, D] f32);
     2. `s = score_mod(s, b, h, i, j)` when the `score_mod` region is present;
     3. `s = s + bias[b, h, i, j]` when a `bias` tensor is given, and
        `s = s + rel_bias[h, bucket(j - i)]` with a `rel_bias` table
@@ -138,6 +143,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`rel_bias` `(` $rel_bias^ `:` type($rel_bias) `)`)?
+    (`additive_weight` `(` $additive_weight^ `:` type($additive_weight) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
     (`extents` `(` $extents^ `:` type($extents) `)`)?
@@ -222,6 +228,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`bias` `(` $bias^ `:` type($bias) `)`)?
     (`rel_bias` `(` $rel_bias^ `:` type($rel_bias) `)`)?
+    (`additive_weight` `(` $additive_weight^ `:` type($additive_weight) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
     (`extents` `(` $extents^ `:` type($extents) `)`)?

@@ -29,12 +29,15 @@ def parse_spec(text):
     # kind=gaussian:SIGMA scores -|q - k|^2 / (2 SIGMA^2): scale 1/SIGMA^2.
     kind = spec.get("kind", "sdpa")
     s["gaussian"] = kind.startswith("gaussian:")
+    # kind=additive: scale sum_d w[h, d] tanh(q + k), scale 1 by default.
+    s["additive"] = kind == "additive"
     if s["gaussian"]:
         s["scale"] = 1.0 / float(kind.split(":", 1)[1]) ** 2
-    elif kind != "sdpa":
+    elif kind not in ("sdpa", "additive"):
         raise ValueError("gpu-check does not model kind=%s" % kind)
     else:
-        s["scale"] = float(spec.get("scale", 1.0 / math.sqrt(s["d"])))
+        s["scale"] = float(spec.get(
+            "scale", 1.0 if s["additive"] else 1.0 / math.sqrt(s["d"])))
     s["scale"] /= float(spec.get("temperature", 1.0))
     s["lse"] = spec.get("lse", "false") == "true"
     s["mod"] = spec.get("mod", "none")
@@ -213,7 +216,7 @@ def relpos_bucket(relative, buckets, max_distance, bidirectional):
     return bucket + torch.where(n < exact, n, large)
 
 
-def reference_rows(s, q, k, v, rows, lens, table):
+def reference_rows(s, q, k, v, rows, lens, table, weight):
     """fp32 attention for the query rows `rows`, as [B, Hq, rows, Dv], and
     their log-sum-exp, [B, Hq, rows] (-inf for a row without keys). `lens`:
     the kv_lens operand, or None."""
@@ -228,6 +231,11 @@ def reference_rows(s, q, k, v, rows, lens, table):
         # the lse shows it).
         norm = (q[:, :, rows] ** 2).sum(-1, keepdim=True)
         scores = -0.5 * s["scale"] * (distance ** 2 - norm)
+    elif weight is not None:
+        # [B, Hq, rows, Sk, D] at once: the checked rows are few.
+        both = torch.tanh(q[:, :, rows].unsqueeze(3) + k.unsqueeze(2))
+        scores = (both * weight.view(1, -1, 1, 1, weight.shape[1])).sum(-1) \
+            * s["scale"]
     else:
         scores = (q[:, :, rows] @ k.transpose(-1, -2)) * s["scale"]
     if s["mod"].startswith("softcap:"):
@@ -289,8 +297,11 @@ def check(name, spec_text):
                          device="cuda") if s["kv_lens"] else None
     table = torch.rand(s["hq"], s["relpos"][0], device="cuda") * 2 - 1 \
         if s["relpos"] else None
+    weight = torch.rand(s["hq"], s["d"], device="cuda") * 2 - 1 \
+        if s["additive"] else None
     args = [dltensor(x) for x in (q, k, v)
             + ((table,) if s["relpos"] else ())
+            + ((weight,) if s["additive"] else ())
             + ((lens,) if s["kv_lens"] else ())
             + (out,) + ((lse,) if s["lse"] else ())]
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
@@ -307,7 +318,8 @@ def check(name, spec_text):
         torch.arange(min(64, s["sq"])),
         torch.arange(max(0, s["sq"] - 64), s["sq"]),
         torch.randint(0, s["sq"], (64,))])).cuda()
-    expected, expected_lse = reference_rows(s, q, k, v, rows, lens, table)
+    expected, expected_lse = reference_rows(s, q, k, v, rows, lens, table,
+                                            weight)
     got = to_bhsd(out, s["layout"])[:, :, rows].float()
     error = (got - expected).abs().max().item()
     if s["lse"]:
@@ -323,6 +335,7 @@ def check(name, spec_text):
     # Timed against SDPA where it computes the same: no mask or causal.
     if (s["b"] * s["sq"] == 16384 and s["sq"] == s["sk"]
             and s["mask"] in ("none", "causal") and not s["gaussian"]
+            and not s["additive"] and not s["relpos"]
             and s["mod"] == "none" and not s["kv_lens"]
             and s["scale"] == 1.0 / math.sqrt(s["d"])):
         causal = s["mask"] == "causal"

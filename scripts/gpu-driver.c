@@ -35,6 +35,9 @@ typedef int (*entry6_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                          DLTensor *, DLTensor *, CUstream);
 typedef int (*entry7_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                          DLTensor *, DLTensor *, DLTensor *, CUstream);
+typedef int (*entry8_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                         DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                         CUstream);
 typedef const char *(*error_fn)(int);
 
 enum dtype { F32, F16, BF16 };
@@ -55,6 +58,9 @@ typedef struct {
    * scores -scale/2 |q - k|^2 instead of scale q.k. */
   double scale;
   int gaussian;
+  /* kind=additive: scale sum_d w[h, d] tanh(q[d] + k[d]), a [Hq, D] weight
+   * argument after v (and after rel_bias); the scale defaults to 1. */
+  int additive;
   int lse; /* lse=true: the kernel also outputs each row's log-sum-exp */
   /* Score mods: mod=alibi, mod=softcap:C (softcap > 0), temperature=T
    * (dividing the scale), kv_lens=random (an i32 [B] operand). */
@@ -166,8 +172,10 @@ static int parse_spec(const char *text, spec_t *s) {
       double sigma = strtod(value + 9, 0);
       s->gaussian = 1;
       s->scale = sigma > 0 ? 1.0 / (sigma * sigma) : 0;
-    } else if (strcmp(item, "dynamic") &&
-               (strcmp(item, "kind") || strcmp(value, "sdpa")))
+    } else if (!strcmp(item, "kind") && !strcmp(value, "additive"))
+      s->additive = 1;
+    else if (strcmp(item, "dynamic") &&
+             (strcmp(item, "kind") || strcmp(value, "sdpa")))
       return 0;
   }
   if (s->hkv < 0)
@@ -177,7 +185,7 @@ static int parse_spec(const char *text, spec_t *s) {
   if (s->dv < 0)
     s->dv = s->d;
   if (s->scale <= 0 && !s->gaussian)
-    s->scale = 1.0 / sqrt((double)s->d);
+    s->scale = s->additive ? 1.0 : 1.0 / sqrt((double)s->d);
   if (s->temperature > 0)
     s->scale /= s->temperature;
   return s->b > 0 && s->hq > 0 && s->hkv > 0 && s->hq % s->hkv == 0 &&
@@ -399,6 +407,20 @@ static int make_tensor(tensor_t *t, const spec_t *s, int64_t heads, int64_t seq,
   return 1;
 }
 
+/* A random f32 [Hq, cols] table (rel_bias, additive_weight): a
+ * [1, Hq, cols, 1] tensor's middle dims. */
+static int make_head_table(tensor_t *t, const spec_t *s, int64_t cols) {
+  spec_t rows = *s;
+  rows.b = 1;
+  rows.dtype = F32;
+  rows.bshd = 0;
+  if (!make_tensor(t, &rows, s->hq, cols, 1, 1))
+    return 0;
+  t->dl.ndim = 2;
+  t->dl.shape = t->shape + 1;
+  return 1;
+}
+
 int main(int argc, char **argv) {
   spec_t s;
   tensor_t q, k, v, out, lse;
@@ -415,7 +437,7 @@ int main(int argc, char **argv) {
   unsigned char *result;
   float *lse_result = 0;
   int32_t *lens = 0;
-  tensor_t table;
+  tensor_t table, weight;
   DLTensor lens_dl;
   int64_t lens_shape[1];
   double *slopes = 0;
@@ -496,24 +518,18 @@ int main(int argc, char **argv) {
       slopes[h] = h < n ? pow(2.0, -8.0 * (h + 1) / n)
                         : pow(2.0, -4.0 * (2 * (h - n) + 1) / n);
   }
-  if (s.relpos_buckets) {
-    /* [Hq, NB] f32: a [1, Hq, NB, 1] tensor's middle dims. */
-    spec_t rows = s;
-    rows.b = 1;
-    rows.dtype = F32;
-    rows.bshd = 0;
-    if (!make_tensor(&table, &rows, s.hq, s.relpos_buckets, 1, 1))
-      return 2;
-    table.dl.ndim = 2;
-    table.dl.shape = table.shape + 1;
-  }
-  /* Operands in the kernel's order: q, k, v, [rel_bias], [kv_lens], out,
-   * [lse]. */
+  if ((s.relpos_buckets && !make_head_table(&table, &s, s.relpos_buckets)) ||
+      (s.additive && !make_head_table(&weight, &s, s.d)))
+    return 2;
+  /* Operands in the kernel's order: q, k, v, [rel_bias], [additive_weight],
+   * [kv_lens], out, [lse]. */
   {
-    DLTensor *a[7] = {&q.dl, &k.dl, &v.dl};
+    DLTensor *a[8] = {&q.dl, &k.dl, &v.dl};
     int na = 3;
     if (s.relpos_buckets)
       a[na++] = &table.dl;
+    if (s.additive)
+      a[na++] = &weight.dl;
     if (s.kv_lens)
       a[na++] = &lens_dl;
     a[na++] = &out.dl;
@@ -522,8 +538,10 @@ int main(int argc, char **argv) {
     code = na == 4   ? ((entry4_fn)entry)(a[0], a[1], a[2], a[3], 0)
            : na == 5 ? ((entry5_fn)entry)(a[0], a[1], a[2], a[3], a[4], 0)
            : na == 6 ? ((entry6_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], 0)
-                     : ((entry7_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5],
-                                          a[6], 0);
+           : na == 7
+               ? ((entry7_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], 0)
+               : ((entry8_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6],
+                                    a[7], 0);
   }
   if (code || cuCtxSynchronize() != CUDA_SUCCESS) {
     printf("%-16s %s: launcher returned %d (%s)\n", argv[2], argv[3], code,
@@ -565,7 +583,9 @@ int main(int argc, char **argv) {
             for (x = 0; x < s.d; ++x) {
               double qx = q.host[at(&s, b, h, i, x, s.hq, s.sq, s.d)];
               double kx = k.host[at(&s, b, hk, j, x, s.hkv, s.sk, s.d)];
-              dot += qx * kx;
+              /* Additive: the dot product is of w and tanh(q + k). */
+              dot += s.additive ? weight.host[h * s.d + x] * tanh(qx + kx)
+                                : qx * kx;
               distance += (qx - kx) * (qx - kx);
               query_norm += qx * qx;
             }

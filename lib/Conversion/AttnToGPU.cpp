@@ -89,8 +89,8 @@ public:
 private:
   /// The kernel's arguments, by name.
   struct KernelArgs {
-    Value q, k, v, mask, bias, relBias, lens, out, lse, sq, sk, keyTile,
-        valueTile;
+    Value q, k, v, mask, bias, relBias, additiveWeight, lens, out, lse, sq, sk,
+        keyTile, valueTile;
   };
   KernelArgs unpackArgs(gpu::GPUFuncOp kernel);
 
@@ -322,6 +322,7 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   args.mask = op.getMask() ? arg() : Value();
   args.bias = op.getBias() ? arg() : Value();
   args.relBias = op.getRelBias() ? arg() : Value();
+  args.additiveWeight = op.getAdditiveWeight() ? arg() : Value();
   args.lens = op.getKvLens() ? arg() : Value();
   args.out = arg();
   args.lse = op.getLseInit() ? arg() : Value();
@@ -557,9 +558,20 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Value scale =
       createScale(b, loc, op.getScale(), b.getIndexAttr(shape.headDim));
   auto qVecType = VectorType::get({shape.headSlice()}, b.getF32Type());
+  Value qLoaded = loadSlice(q, qAt, shape.headSlice());
   Value qSlice = arith::MulFOp::create(
-      b, loc, loadSlice(q, qAt, shape.headSlice()),
-      vector::BroadcastOp::create(b, loc, qVecType, scale));
+      b, loc, qLoaded, vector::BroadcastOp::create(b, loc, qVecType, scale));
+  // Additive: this lane's slice of w[h], scaled; a score is then
+  // sum w tanh(q + k) over the row's lanes.
+  Value weightSlice;
+  if (args.additiveWeight)
+    weightSlice = arith::MulFOp::create(
+        b, loc,
+        loadSlice(args.additiveWeight,
+                  m.add(mul(head, index(shape.headDim)),
+                        mul(lane, index(shape.headSlice()))),
+                  shape.headSlice()),
+        vector::BroadcastOp::create(b, loc, qVecType, scale));
   Value halfScale;
   if (op.getSimilarity() == Similarity::Gaussian)
     halfScale = vector::BroadcastOp::create(
@@ -604,9 +616,19 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
                                                             halfScale, qSlice)
                                           .getResult()
                                     : qSlice;
+              Value product =
+                  weightSlice
+                      ? arith::MulFOp::create(
+                            b, loc, weightSlice,
+                            math::TanhOp::create(
+                                b, loc,
+                                arith::AddFOp::create(b, loc, qLoaded,
+                                                      keySlice)))
+                            .getResult()
+                      : arith::MulFOp::create(b, loc, querySide, keySlice)
+                            .getResult();
               Value score = vector::ReductionOp::create(
-                  b, loc, vector::CombiningKind::ADD,
-                  arith::MulFOp::create(b, loc, querySide, keySlice));
+                  b, loc, vector::CombiningKind::ADD, product);
               score = combineLanes(score, t, /*max=*/false);
               Value j = m.add(tileStart, jj);
               Value logit = maskedLogit(args, rowMasks, score, batch, head, i,
@@ -1002,8 +1024,9 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
   // The kernel's arguments are the function's, in the attention's order.
   SmallVector<Value> expected = {attention.getQuery(), attention.getKey(),
                                  attention.getValue()};
-  for (Value operand : {attention.getMask(), attention.getBias(),
-                        attention.getRelBias(), attention.getKvLens()})
+  for (Value operand :
+       {attention.getMask(), attention.getBias(), attention.getRelBias(),
+        attention.getAdditiveWeight(), attention.getKvLens()})
     if (operand)
       expected.push_back(operand);
   expected.push_back(attention.getInit());
@@ -1015,8 +1038,8 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
       !llvm::all_of(attention->getUsers(),
                     [&](Operation *user) { return user == ret; }))
     return fail("the kernel function must take (q, k, v, [mask], [bias], "
-                "[rel_bias], [kv_lens], out, [lse]) and return the "
-                "attention's results");
+                "[rel_bias], [additive_weight], [kv_lens], out, [lse]) and "
+                "return the attention's results");
   return attention;
 }
 
@@ -1033,7 +1056,8 @@ static constexpr int64_t kMaxSliceElements = 32;
 /// Whether the tensor-core kernel takes `op`: f16 or bf16 q, k and v (one
 /// type), D a multiple of 16 and Dv of 8, both at most 128 (the output
 /// fragments stay in registers), and a dot-product similarity (the Gaussian
-/// one needs key norms its fragments do not give).
+/// one needs key norms its fragments do not give, the additive one is no
+/// matrix product).
 static bool fitsTensorCores(AttentionOp op, int64_t d, int64_t dv) {
   if (op.getSimilarity() != Similarity::Dot)
     return false;

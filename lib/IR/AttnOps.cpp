@@ -266,6 +266,28 @@ static LogicalResult checkRelPos(Operation *op, Value table, RelPosAttr relpos,
                          "must match query");
 }
 
+/// Checks that an additive similarity comes with its weights [Hq, D] (a
+/// tile's keep the whole problem's heads) and no other does.
+static LogicalResult checkAdditiveWeight(Operation *op, Value weight,
+                                         Similarity similarity,
+                                         const AttentionDims &dims, bool tile) {
+  bool additive = similarity == Similarity::Additive;
+  if (additive != bool(weight))
+    return op->emitOpError() << "takes an 'additive_weight' exactly with "
+                                "similarity = #attn.similarity<additive>";
+  if (!weight)
+    return success();
+  if (failed(checkRank(op, weight, "additive_weight", 2, "[Hq, D]")))
+    return failure();
+  ArrayRef<int64_t> shape = cast<ShapedType>(weight.getType()).getShape();
+  if (failed(checkDim(op, shape[1], dims.headDim, "additive_weight dim",
+                      "must match the head dim D")))
+    return failure();
+  return tile ? success()
+              : checkDim(op, shape[0], dims.qHeads,
+                         "additive_weight head count", "must match query");
+}
+
 /// Checks the signature and terminator of the optional score_mod and mask_mod
 /// regions. Runs after the nested ops verified, so blocks have terminators.
 static LogicalResult verifyModRegions(Operation *op, Region &scoreMod,
@@ -373,7 +395,9 @@ LogicalResult AttentionOp::verify() {
   if (failed(dims) || failed(checkScale(*this, getScale())) ||
       failed(checkOutputShape(*this, getInit(), "init", *dims, getLayout())) ||
       failed(checkRelPos(*this, getRelBias(), getRelposAttr(), dims->qHeads,
-                         /*tile=*/!getOffsets().empty())))
+                         /*tile=*/!getOffsets().empty())) ||
+      failed(checkAdditiveWeight(*this, getAdditiveWeight(), getSimilarity(),
+                                 *dims, /*tile=*/!getOffsets().empty())))
     return failure();
   return checkLse(*this, getLseInit(), getLse(), dims->batch, dims->qHeads,
                   dims->qLen, "must match query");
@@ -442,7 +466,9 @@ LogicalResult OnlineAttentionOp::verify() {
   if (failed(dims) || failed(checkScale(*this, getScale())) ||
       failed(checkOutputShape(*this, getAcc(), "acc", *dims, getLayout())) ||
       failed(checkRelPos(*this, getRelBias(), getRelposAttr(), dims->qHeads,
-                         /*tile=*/!getOffsets().empty())))
+                         /*tile=*/!getOffsets().empty())) ||
+      failed(checkAdditiveWeight(*this, getAdditiveWeight(), getSimilarity(),
+                                 *dims, /*tile=*/!getOffsets().empty())))
     return failure();
   return success(
       succeeded(checkRowStatShape(*this, getMax(), "max", dims->batch,

@@ -86,6 +86,8 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     roles.push_back({"bias", bias, broadcastDims(bias)});
   if (Value table = op ? op.getRelBias() : Value())
     roles.push_back({"rel_bias", table, {ATTN_SYM_HQ, ATTN_SYM_NB}});
+  if (Value weight = op ? op.getAdditiveWeight() : Value())
+    roles.push_back({"additive_weight", weight, {ATTN_SYM_HQ, ATTN_SYM_D}});
   if (Value lens = op ? op.getKvLens() : Value())
     roles.push_back({"kv_lens", lens, {ATTN_SYM_B}});
   roles.push_back({"out", op ? op.getInit() : linear.getInit(),

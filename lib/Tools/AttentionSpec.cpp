@@ -81,6 +81,8 @@ std::string AttentionSpec::str() const {
     os << ",kind=gaussian:" << number(sigma);
   if (kind == Kind::Linear)
     os << ",kind=linear";
+  if (kind == Kind::Additive)
+    os << ",kind=additive";
   if (scale)
     os << ",scale=" << number(*scale);
   os << ",mask=";
@@ -315,13 +317,14 @@ static llvm::Error parseScoreMod(StringRef value, AttentionSpec &spec) {
 static llvm::Error parseKind(StringRef value, AttentionSpec &spec) {
   if (value == "sdpa")
     return llvm::Error::success();
-  if (value == "linear") {
-    spec.kind = AttentionSpec::Kind::Linear;
+  if (value == "linear" || value == "additive") {
+    spec.kind = value == "linear" ? AttentionSpec::Kind::Linear
+                                  : AttentionSpec::Kind::Additive;
     return llvm::Error::success();
   }
   if (!value.consume_front("gaussian:"))
     return specError("unknown 'kind' value '" + value +
-                     "' (expected sdpa, gaussian:SIGMA or linear)");
+                     "' (expected sdpa, gaussian:SIGMA, linear or additive)");
   llvm::Expected<double> sigma = parsePositive("kind=gaussian", value);
   if (!sigma)
     return sigma.takeError();
@@ -662,6 +665,11 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
         {spec.dynamicHeads ? ShapedType::kDynamic : spec.qHeads,
          spec.relposBuckets},
         b.getF32Type()));
+  bool additive = spec.kind == AttentionSpec::Kind::Additive;
+  if (additive)
+    argTypes.push_back(RankedTensorType::get(
+        {spec.dynamicHeads ? ShapedType::kDynamic : spec.qHeads, spec.headDim},
+        b.getF32Type()));
   if (spec.kvLens)
     argTypes.push_back(RankedTensorType::get(
         {spec.dynamicBatch ? ShapedType::kDynamic : spec.batch},
@@ -683,6 +691,9 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   std::optional<double> scaleValue = spec.scale;
   if (spec.kind == AttentionSpec::Kind::Gaussian)
     scaleValue = 1.0 / (spec.sigma * spec.sigma);
+  // Additive scores are not dot products: no 1/sqrt(D) by default.
+  if (additive && !scaleValue)
+    scaleValue = 1.0;
   if (spec.temperature)
     scaleValue = scaleValue.value_or(
                      1.0 / std::sqrt(static_cast<double>(spec.headDim))) /
@@ -701,14 +712,20 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
     func::ReturnOp::create(b, loc, linear.getResult());
     return verifiedModule(std::move(module), spec);
   }
+  // The optional operands after v, in the op's order.
+  unsigned next = 3;
+  auto optionalArg = [&](bool present) {
+    return present ? entry->getArgument(next++) : Value();
+  };
+  Value table = optionalArg(relpos), weight = optionalArg(additive);
+  Value lens = optionalArg(spec.kvLens);
   auto attention = AttentionOp::create(
       b, loc, resultTypes, entry->getArgument(0), entry->getArgument(1),
-      entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(),
-      /*rel_bias=*/relpos ? entry->getArgument(3) : Value(),
-      /*kv_lens=*/spec.kvLens ? entry->getArgument(relpos ? 4 : 3) : Value(),
-      /*offsets=*/ValueRange(), /*extents=*/ValueRange(), inits.front(),
+      entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(), table, weight,
+      lens, /*offsets=*/ValueRange(), /*extents=*/ValueRange(), inits.front(),
       /*lse_init=*/spec.lse ? inits.back() : Value(), scale, mask, spec.layout,
       spec.kind == AttentionSpec::Kind::Gaussian ? Similarity::Gaussian
+      : additive                                 ? Similarity::Additive
                                                  : Similarity::Dot,
       relpos ? RelPosAttr::get(ctx, spec.relposBuckets, spec.relposMaxDistance,
                                spec.relposBidirectional)

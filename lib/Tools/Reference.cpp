@@ -179,6 +179,16 @@ std::optional<double> mlir::attn::referenceScore(const ReferenceProblem &p,
   // the distance, so the shift is checked, not assumed.
   double s =
       p.gaussian ? -0.5 * p.scale * (distance - queryNorm) : p.scale * dot;
+  if (p.additiveWeight) {
+    double sum = 0;
+    for (int64_t f = 0; f < p.headDim; ++f)
+      sum += p.additiveWeight[h * p.headDim + f] *
+             std::tanh(double(q[headOffset(p.bshd, p.qHeads, p.qLen, p.headDim,
+                                           b, h, i, f)]) +
+                       double(k[headOffset(p.bshd, p.kvHeads, p.kvLen,
+                                           p.headDim, b, kvh, j, f)]));
+    s = p.scale * sum;
+  }
   if (p.linear) {
     // phi(q) . phi(k): the weight itself.
     auto phi = [](double x) { return x > 0 ? x + 1 : std::exp(x); };

@@ -116,7 +116,7 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
       sliceOnlineStep(rewriter, loc, op, position, begin, size);
   auto cut = AttentionOp::create(
       rewriter, loc, op->getResultTypes(), op.getQuery(), keys.key, keys.value,
-      keys.mask, keys.bias, op.getRelBias(),
+      keys.mask, keys.bias, op.getRelBias(), op.getAdditiveWeight(),
       lengthsEnd ? Value() : op.getKvLens(), keys.offsets, position.extents,
       op.getInit(), op.getLseInit(), op.getScaleAttr(),
       op.getStructuredMaskAttr(), op.getLayoutAttr(), op.getSimilarityAttr(),

@@ -248,10 +248,12 @@ Value AttentionDecomposer<OpTy>::replicateKvHeads(Value kv, OpFoldResult qHeads,
 
 /// S[b, hk, g, i, j] = sum_d q[b, h, i, d] * k[b, hk, j, d], in f32; for a
 /// Gaussian similarity sum_d k (q - k / 2), the dot product less half the
-/// key's squared norm.
+/// key's squared norm; for an additive one sum_d w[h, d] tanh(q + k).
 template <typename OpTy>
 Value AttentionDecomposer<OpTy>::scaledScores() {
   bool gaussian = op.getSimilarity() == Similarity::Gaussian;
+  Value weight = op.getAdditiveWeight();
+  Value groupCount = weight ? sizeValue(groups) : Value();
   Value q = splitHeads(op.getQuery(), headPos());
   enum { kD = kJ + 1, kNumLoops };
   SmallVector<AffineMap> maps = {splitTensorMap(kNumLoops, kD),
@@ -269,6 +271,21 @@ Value AttentionDecomposer<OpTy>::scaledScores() {
               arith::MulFOp::create(
                   nb, nl, kv,
                   arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.5))));
+        if (weight) {
+          // w[h, d] tanh(q + k), h in whole-problem numbering.
+          Value h = arith::AddIOp::create(
+              nb, nl,
+              arith::MulIOp::create(
+                  nb, nl, linalg::IndexOp::create(nb, nl, kHk), groupCount),
+              linalg::IndexOp::create(nb, nl, kG));
+          Value w = tensor::ExtractOp::create(
+              nb, nl, weight,
+              ValueRange{absolute(nb, nl, h, headOffset),
+                         linalg::IndexOp::create(nb, nl, kD)});
+          qv = math::TanhOp::create(nb, nl,
+                                    arith::AddFOp::create(nb, nl, qv, kv));
+          kv = w;
+        }
         Value prod = arith::MulFOp::create(nb, nl, qv, kv, reassociable());
         linalg::YieldOp::create(nb, nl,
                                 ValueRange{arith::AddFOp::create(

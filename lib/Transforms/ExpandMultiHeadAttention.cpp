@@ -152,7 +152,8 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
       tensor::EmptyOp::create(rewriter, loc, outSizes, elementType);
   auto attention = AttentionOp::create(
       rewriter, loc, attnInit.getType(), /*lse=*/Type(), q, k, v, op.getMask(),
-      op.getBias(), /*rel_bias=*/Value(), op.getKvLens(),
+      op.getBias(), /*rel_bias=*/Value(),
+      /*additive_weight=*/Value(), op.getKvLens(),
       /*offsets=*/ValueRange(),
       /*extents=*/ValueRange(), attnInit, /*lse_init=*/Value(),
       op.getScaleAttr(), op.getStructuredMaskAttr(),

@@ -114,9 +114,11 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
   if (op.getKvLens())
     return rewriter.notifyMatchFailure(
         op, "the micro-kernel takes no kv_lens operand");
-  if (!op.getScoreMod().empty() || op.getRelBias())
+  if (!op.getScoreMod().empty() || op.getRelBias() ||
+      op.getSimilarity() == Similarity::Additive)
     return rewriter.notifyMatchFailure(
-        op, "the micro-kernel takes no score_mod or rel_bias");
+        op, "the micro-kernel takes no score_mod, rel_bias or additive "
+            "similarity");
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
   bool positionMasks = !op.getMaskMod().empty() || (mask && !isBandMask(mask));
   if (positionMasks && op.getMask())

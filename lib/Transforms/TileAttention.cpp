@@ -191,9 +191,10 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
       sliceOptional(v, kvDims),
       mask ? sliceOptional(mask, broadcastDims(mask)) : Value(),
       bias ? sliceOptional(bias, broadcastDims(bias)) : Value(),
-      op.getRelBias(), sliceOptional(op.getKvLens(), "b"), offsets, extents,
-      outTile, lseTile, op.getScaleAttr(), op.getStructuredMaskAttr(),
-      op.getLayoutAttr(), op.getSimilarityAttr(), op.getRelposAttr());
+      op.getRelBias(), op.getAdditiveWeight(),
+      sliceOptional(op.getKvLens(), "b"), offsets, extents, outTile, lseTile,
+      op.getScaleAttr(), op.getStructuredMaskAttr(), op.getLayoutAttr(),
+      op.getSimilarityAttr(), op.getRelposAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), tile->getRegions()))
     if (!from.empty())
       rewriter.cloneRegionBefore(from, to, to.end());

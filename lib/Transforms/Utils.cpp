@@ -208,8 +208,9 @@ OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
   auto online = OnlineAttentionOp::create(
       b, loc, statistics.getTypes(), op.getQuery(), operands.key,
       operands.value, operands.mask, operands.bias, op.getRelBias(),
-      operands.kvLens, operands.offsets, position.extents, statistics[0],
-      statistics[1], statistics[2], op.getScaleAttr(),
+      op.getAdditiveWeight(), operands.kvLens, operands.offsets,
+      position.extents, statistics[0], statistics[1], statistics[2],
+      op.getScaleAttr(),
       withMaskRules ? op.getStructuredMaskAttr()
                     : StructuredMaskAttrInterface(),
       op.getLayoutAttr(), op.getSimilarityAttr(), op.getRelposAttr());

@@ -336,3 +336,29 @@ func.func @relpos(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
       -> tensor<1x2x?x32xf32>
   return %0 : tensor<1x2x?x32xf32>
 }
+
+// -----
+
+// Additive similarity on the FMA kernel (also under mma=true): each lane
+// sums w tanh(q + k) over its slice, w its slice of the head's weights,
+// scaled.
+// CHECK-LABEL: gpu.func @additive
+// CHECK: scf.for
+// CHECK: %[[KS:.+]] = vector.load
+// CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %[[KS]] : vector<32xf32>
+// CHECK: %[[T:.+]] = math.tanh %[[SUM]] : vector<32xf32>
+// CHECK: %[[PROD:.+]] = arith.mulf %{{.+}}, %[[T]] : vector<32xf32>
+// CHECK: vector.reduction <add>, %[[PROD]]
+// MMA-LABEL: gpu.func @additive
+// MMA-NOT: nvgpu.mma.sync
+// MMA: math.tanh
+func.func @additive(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64xf16>,
+                    %v: tensor<1x2x?x64xf16>, %w: tensor<2x64xf32>,
+                    %o: tensor<1x2x?x64xf16>) -> tensor<1x2x?x64xf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x?x64xf16>,
+                          tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16>)
+      additive_weight(%w : tensor<2x64xf32>) outs(%o : tensor<1x2x?x64xf16>)
+      {scale = 1.0 : f32, similarity = #attn.similarity<additive>}
+      -> tensor<1x2x?x64xf16>
+  return %0 : tensor<1x2x?x64xf16>
+}

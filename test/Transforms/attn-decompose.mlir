@@ -307,3 +307,27 @@ func.func @relpos(%q: tensor<1x2x8x16xf32>, %t: tensor<2x32xf32>,
       -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
+
+// -----
+
+// Additive similarity: the score product is w[h, d] tanh(q + k), summed over
+// d (h = hk * G + g: 2 query heads per key head here).
+// CHECK-LABEL: func.func @additive
+// CHECK-SAME: %[[W:[a-z0-9_]+]]: tensor<4x16xf32>
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0(%[[QE:.+]]: f32, %[[KE:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK: %[[WE:.+]] = tensor.extract %[[W]][%{{.+}}, %{{.+}}] : tensor<4x16xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[QE]], %[[KE]] : f32
+// CHECK: %[[T:.+]] = math.tanh %[[SUM]] : f32
+// CHECK: %[[PROD:.+]] = arith.mulf %[[T]], %[[WE]]
+// CHECK: arith.addf %[[PROD]], %[[ACC]]
+func.func @additive(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>,
+                    %w: tensor<4x16xf32>, %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x4x8x16xf32>,
+                          tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
+      additive_weight(%w : tensor<4x16xf32>) outs(%o : tensor<1x4x8x16xf32>)
+      {scale = 1.0 : f32, similarity = #attn.similarity<additive>}
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}

@@ -754,6 +754,8 @@ int main(int argc, char **argv) {
         padded(p.biasDims);
       } else if (operand.name == "rel_bias") {
         p.relBias = t.values.data();
+      } else if (operand.name == "additive_weight") {
+        p.additiveWeight = t.values.data();
       } else if (operand.name == "kv_lens") {
         for (float len : t.values)
           kvLens.push_back(static_cast<int32_t>(len));

@@ -11,7 +11,9 @@
 // (default d), dtype (f32|f16|bf16, default f32), layout (bhsd|bshd, default
 // bhsd), kind (sdpa, the default; gaussian:SIGMA: Gaussian-kernel
 // attention, score -|q - k|^2 / (2 SIGMA^2); it sets the scale; linear:
-// attn.linear_attention, with mask none or causal only), scale
+// attn.linear_attention, with mask none or causal only; additive: Bahdanau
+// scores sum_d w[h, d] tanh(q[d] + k[d]) of projected q and k, with a weight
+// argument [Hq, D] after v), scale
 // (finite positive float, default 1/sqrt(d)), mask (none, or a
 // union `|` of intersections `&` of: causal | causal_bottom_right |
 // window:L:R | chunked:C | prefix:P | strided:L | fixed:L:C | dilated:W:DIL |
@@ -84,7 +86,7 @@ struct AttentionSpec {
   /// How a query and a key score: scaled dot product, or a Gaussian kernel
   /// of their distance with width `sigma` (scale 1/sigma^2, see
   /// attn.attention's `similarity`).
-  enum class Kind { SDPA, Gaussian, Linear };
+  enum class Kind { SDPA, Gaussian, Linear, Additive };
   Kind kind = Kind::SDPA;
   double sigma = 0;
   /// Absent means the op's default, 1/sqrt(headDim).

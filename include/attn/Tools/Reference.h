@@ -82,6 +82,10 @@ struct ReferenceProblem {
   int64_t relBuckets = 0, relMaxDistance = 0;
   bool relBidirectional = true;
 
+  /// Additive (Bahdanau) attention: the score is
+  /// scale sum_d w[h, d] tanh(q[d] + k[d]) with this [Hq, D] table w.
+  const float *additiveWeight = nullptr;
+
   /// Optional number of valid keys per batch entry ([B]).
   const int32_t *kvLens = nullptr;
 

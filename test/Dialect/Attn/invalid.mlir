@@ -1966,7 +1966,7 @@ func.func @lse_result_without_init(%q: tensor<1x4x8x16xf32>,
                                    %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
   // expected-error @+1 {{returns an lse exactly when given an 'lse' init (result without init)}}
-  %0:2 = "attn.attention"(%q, %q, %q, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {})
+  %0:2 = "attn.attention"(%q, %q, %q, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {})
       : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
          tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>)
   return %0#0 : tensor<1x4x8x16xf32>
@@ -2062,5 +2062,31 @@ func.func @relpos_odd_buckets(%q: tensor<1x4x8x16xf32>, %t: tensor<4x7xf32>,
       {relpos = #attn.relpos<buckets = 7, max_distance = 128,
                              bidirectional = true>}
       -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @additive_without_weight(%q: tensor<1x4x8x16xf32>,
+                                   %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{takes an 'additive_weight' exactly with similarity = #attn.similarity<additive>}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      outs(%o : tensor<1x4x8x16xf32>)
+      {similarity = #attn.similarity<additive>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @additive_weight_dim(%q: tensor<1x4x8x16xf32>, %w: tensor<4x8xf32>,
+                               %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{additive_weight dim is 8, expected 16 (must match the head dim D)}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      additive_weight(%w : tensor<4x8xf32>) outs(%o : tensor<1x4x8x16xf32>)
+      {similarity = #attn.similarity<additive>} -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }

@@ -8,7 +8,7 @@
 // CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
 // CHECK-SAME: outs(%{{.*}} : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
 // GENERIC-LABEL: sym_name = "plain"
-// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0>, similarity = #attn.similarity<dot>}> ({
+// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0>, similarity = #attn.similarity<dot>}> ({
 func.func @plain(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>,
                  %v: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
@@ -293,6 +293,19 @@ func.func @relpos(%q: tensor<1x4x8x16xf32>, %t: tensor<4x16xf32>,
       rel_bias(%t : tensor<4x16xf32>) outs(%o : tensor<1x4x8x16xf32>)
       {relpos = #attn.relpos<buckets = 16, max_distance = 64,
                              bidirectional = false>}
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// Additive (Bahdanau) attention on projected queries and keys.
+// CHECK-LABEL: func.func @additive
+// CHECK: attn.attention ins(%{{.*}}) additive_weight(%{{.*}} : tensor<4x16xf32>) outs(%{{.*}}) {scale = 1.000000e+00 : f32, similarity = #attn.similarity<additive>}
+func.func @additive(%q: tensor<1x4x8x16xf32>, %w: tensor<4x16xf32>,
+                    %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      additive_weight(%w : tensor<4x16xf32>) outs(%o : tensor<1x4x8x16xf32>)
+      {scale = 1.0 : f32, similarity = #attn.similarity<additive>}
       -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
