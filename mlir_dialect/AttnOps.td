@@ -35,7 +35,8 @@ defvar AttentionMaskOperands = (ins
   Optional<Attn_FloatTensor>:$bias,
   Optional<Attn_F32Tensor>:$rel_bias,
   Optional<Attn_F32Tensor>:$additive_weight,
-  Optional<Attn_LengthsTensor>:$kv_lens);
+  Optional<Attn_LengthsTensor>:$kv_lens,
+  Optional<Attn_LengthsTensor>:$spans);
 
 // Where a tile sits in the whole problem: offsets(b, h, q, kv) of its first
 // element (all 0 when absent) and extents(Sq, Sk), the whole sequence lengths
@@ -87,8 +88,10 @@ def Attn_AttentionOp : Attn_Op<"attention", [
        ([Hq, buckets] f32, whole-problem heads) indexed as its `relpos`
        attribute says (T5's relative-position buckets);
     4. the key is hidden when the `structured_mask` attribute hides it, when
-       `mask[b, h, i, j]` is false, when `j >= kv_lens[b]`, or when the
-       `mask_mod` region yields false.
+       `mask[b, h, i, j]` is false, when `j >= kv_lens[b]`, when
+       `j < i - spans[h]` (adaptive span: a window whose width is a run-time
+       value per head, whole-problem heads), or when the `mask_mod` region
+       yields false.
     The softmax runs over the visible keys in fp32. A query that sees no key
     gets an output row of zeros.
 
@@ -145,6 +148,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`rel_bias` `(` $rel_bias^ `:` type($rel_bias) `)`)?
     (`additive_weight` `(` $additive_weight^ `:` type($additive_weight) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    (`spans` `(` $spans^ `:` type($spans) `)`)?
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
     (`extents` `(` $extents^ `:` type($extents) `)`)?
     `outs` `(` $init `:` type($init) `)`
@@ -230,6 +234,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     (`rel_bias` `(` $rel_bias^ `:` type($rel_bias) `)`)?
     (`additive_weight` `(` $additive_weight^ `:` type($additive_weight) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    (`spans` `(` $spans^ `:` type($spans) `)`)?
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
     (`extents` `(` $extents^ `:` type($extents) `)`)?
     `outs` `(` $acc `,` $max `,` $sum `:` type($acc) `,` type($max) `,`

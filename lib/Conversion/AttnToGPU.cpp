@@ -89,8 +89,8 @@ public:
 private:
   /// The kernel's arguments, by name.
   struct KernelArgs {
-    Value q, k, v, mask, bias, relBias, additiveWeight, lens, out, lse, sq, sk,
-        keyTile, valueTile;
+    Value q, k, v, mask, bias, relBias, additiveWeight, lens, spans, out, lse,
+        sq, sk, keyTile, valueTile;
   };
   KernelArgs unpackArgs(gpu::GPUFuncOp kernel);
 
@@ -324,6 +324,7 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   args.relBias = op.getRelBias() ? arg() : Value();
   args.additiveWeight = op.getAdditiveWeight() ? arg() : Value();
   args.lens = op.getKvLens() ? arg() : Value();
+  args.spans = op.getSpans() ? arg() : Value();
   args.out = arg();
   args.lse = op.getLseInit() ? arg() : Value();
   kernelBatchCount = arg();
@@ -407,6 +408,13 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
         visible, memref::LoadOp::create(
                      b, loc, args.mask,
                      ValueRange{m.add(row.maskRow, mul(j, maskKeyStride))}));
+  if (args.spans) {
+    // Adaptive span: j >= i - spans[h].
+    Value span = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, args.spans, ValueRange{head}));
+    visible = m.both(visible, m.sle(m.sub(i, span), j));
+  }
   if (!maskMod.empty())
     visible = m.both(visible, inlineRegion(b, maskMod, {batch, head, i, j}));
   return arith::SelectOp::create(b, loc, visible, logit,
@@ -483,7 +491,7 @@ scf::ForOp KernelBuilder::tileLoop(
       [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
         // A tile the block sees whole runs without masks.
         auto compute = [&]() -> SmallVector<Value> {
-          if (op.getMask() || !op.getMaskMod().empty())
+          if (op.getMask() || op.getSpans() || !op.getMaskMod().empty())
             return body(tileStart, state, /*whole=*/false);
           Value tileLast = m.add(tileStart, index(tile - 1));
           Value whole = m.slt(tileLast, keys.end);
@@ -1024,9 +1032,9 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
   // The kernel's arguments are the function's, in the attention's order.
   SmallVector<Value> expected = {attention.getQuery(), attention.getKey(),
                                  attention.getValue()};
-  for (Value operand :
-       {attention.getMask(), attention.getBias(), attention.getRelBias(),
-        attention.getAdditiveWeight(), attention.getKvLens()})
+  for (Value operand : {attention.getMask(), attention.getBias(),
+                        attention.getRelBias(), attention.getAdditiveWeight(),
+                        attention.getKvLens(), attention.getSpans()})
     if (operand)
       expected.push_back(operand);
   expected.push_back(attention.getInit());
@@ -1038,8 +1046,8 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
       !llvm::all_of(attention->getUsers(),
                     [&](Operation *user) { return user == ret; }))
     return fail("the kernel function must take (q, k, v, [mask], [bias], "
-                "[rel_bias], [additive_weight], [kv_lens], out, [lse]) and "
-                "return the attention's results");
+                "[rel_bias], [additive_weight], [kv_lens], [spans], out, "
+                "[lse]) and return the attention's results");
   return attention;
 }
 

@@ -111,6 +111,18 @@ static LogicalResult checkKvLens(Operation *op, Value kvLens, int64_t batch) {
                   "kv_lens size", "one length per batch entry");
 }
 
+/// Adaptive spans: i32 [Hq] (a tile's keep the whole problem's heads).
+static LogicalResult checkSpans(Operation *op, Value spans, int64_t qHeads,
+                                bool tile) {
+  if (!spans)
+    return success();
+  if (failed(checkRank(op, spans, "spans", 1, "[Hq]")))
+    return failure();
+  return tile ? success()
+              : checkDim(op, cast<ShapedType>(spans.getType()).getDimSize(0),
+                         qHeads, "spans size", "one span per query head");
+}
+
 static LogicalResult checkScale(Operation *op, std::optional<APFloat> scale) {
   if (!scale)
     return success();
@@ -397,7 +409,9 @@ LogicalResult AttentionOp::verify() {
       failed(checkRelPos(*this, getRelBias(), getRelposAttr(), dims->qHeads,
                          /*tile=*/!getOffsets().empty())) ||
       failed(checkAdditiveWeight(*this, getAdditiveWeight(), getSimilarity(),
-                                 *dims, /*tile=*/!getOffsets().empty())))
+                                 *dims, /*tile=*/!getOffsets().empty())) ||
+      failed(checkSpans(*this, getSpans(), dims->qHeads,
+                        /*tile=*/!getOffsets().empty())))
     return failure();
   return checkLse(*this, getLseInit(), getLse(), dims->batch, dims->qHeads,
                   dims->qLen, "must match query");
@@ -468,7 +482,9 @@ LogicalResult OnlineAttentionOp::verify() {
       failed(checkRelPos(*this, getRelBias(), getRelposAttr(), dims->qHeads,
                          /*tile=*/!getOffsets().empty())) ||
       failed(checkAdditiveWeight(*this, getAdditiveWeight(), getSimilarity(),
-                                 *dims, /*tile=*/!getOffsets().empty())))
+                                 *dims, /*tile=*/!getOffsets().empty())) ||
+      failed(checkSpans(*this, getSpans(), dims->qHeads,
+                        /*tile=*/!getOffsets().empty())))
     return failure();
   return success(
       succeeded(checkRowStatShape(*this, getMax(), "max", dims->batch,

@@ -90,6 +90,8 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     roles.push_back({"additive_weight", weight, {ATTN_SYM_HQ, ATTN_SYM_D}});
   if (Value lens = op ? op.getKvLens() : Value())
     roles.push_back({"kv_lens", lens, {ATTN_SYM_B}});
+  if (Value spans = op ? op.getSpans() : Value())
+    roles.push_back({"spans", spans, {ATTN_SYM_HQ}});
   roles.push_back({"out", op ? op.getInit() : linear.getInit(),
                    headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
   if (Value lse = op ? op.getLseInit() : Value())

@@ -109,6 +109,8 @@ std::string AttentionSpec::str() const {
     os << ",kv_lens=random";
   if (lse)
     os << ",lse=true";
+  if (spans)
+    os << ",spans=random";
   if (dynamicBatch || dynamicHeads || dynamicSeq) {
     os << ",dynamic=";
     if (dynamicBatch)
@@ -354,6 +356,7 @@ static llvm::Error checkLinearKind(const AttentionSpec &spec) {
                             : spec.temperature ? "temperature"
                             : spec.mod != AttentionSpec::ScoreMod::None ? "mod"
                             : spec.kvLens ? "kv_lens"
+                            : spec.spans  ? "spans"
                             : spec.lse    ? "lse"
                                           : nullptr;
   if (unsupported)
@@ -370,9 +373,9 @@ static llvm::Error checkLinearKind(const AttentionSpec &spec) {
 
 llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
   static constexpr const char *kKnownKeys[] = {
-      "b",   "hq",          "hkv",     "sq",   "sk",     "d",
-      "dv",  "dtype",       "layout",  "kind", "scale",  "mask",
-      "mod", "temperature", "kv_lens", "lse",  "dynamic"};
+      "b",   "hq",          "hkv",     "sq",   "sk",    "d",
+      "dv",  "dtype",       "layout",  "kind", "scale", "mask",
+      "mod", "temperature", "kv_lens", "lse",  "spans", "dynamic"};
 
   if (text.trim().empty())
     return specError("the spec is empty; required keys are b, hq, sq, d");
@@ -390,8 +393,8 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
     if (!llvm::is_contained(kKnownKeys, key))
       return specError("unknown key '" + key +
                        "' (expected b, hq, hkv, sq, sk, d, dv, dtype, layout, "
-                       "kind, scale, mask, mod, temperature, kv_lens, lse or "
-                       "dynamic)");
+                       "kind, scale, mask, mod, temperature, kv_lens, lse, "
+                       "spans or dynamic)");
     if (!values.try_emplace(key, value).second)
       return specError("duplicate key '" + key + "'");
   }
@@ -470,7 +473,8 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
     const char *key, *off, *on;
     bool *field;
   } flagKeys[] = {{"kv_lens", "none", "random", &spec.kvLens},
-                  {"lse", "false", "true", &spec.lse}};
+                  {"lse", "false", "true", &spec.lse},
+                  {"spans", "none", "random", &spec.spans}};
   for (FlagKey &flag : flagKeys) {
     if (!values.count(flag.key))
       continue;
@@ -674,6 +678,10 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
     argTypes.push_back(RankedTensorType::get(
         {spec.dynamicBatch ? ShapedType::kDynamic : spec.batch},
         b.getI32Type()));
+  if (spec.spans)
+    argTypes.push_back(RankedTensorType::get(
+        {spec.dynamicHeads ? ShapedType::kDynamic : spec.qHeads},
+        b.getI32Type()));
   SmallVector<Type> resultTypes = {outType};
   if (spec.lse)
     resultTypes.push_back(RankedTensorType::get(
@@ -718,11 +726,12 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
     return present ? entry->getArgument(next++) : Value();
   };
   Value table = optionalArg(relpos), weight = optionalArg(additive);
-  Value lens = optionalArg(spec.kvLens);
+  Value lens = optionalArg(spec.kvLens), spans = optionalArg(spec.spans);
   auto attention = AttentionOp::create(
       b, loc, resultTypes, entry->getArgument(0), entry->getArgument(1),
       entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(), table, weight,
-      lens, /*offsets=*/ValueRange(), /*extents=*/ValueRange(), inits.front(),
+      lens, spans, /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
+      inits.front(),
       /*lse_init=*/spec.lse ? inits.back() : Value(), scale, mask, spec.layout,
       spec.kind == AttentionSpec::Kind::Gaussian ? Similarity::Gaussian
       : additive                                 ? Similarity::Additive

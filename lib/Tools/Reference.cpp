@@ -121,6 +121,8 @@ static bool isKeyVisible(const ReferenceProblem &p, int64_t b, int64_t h,
     return false;
   if (p.kvLens && j >= p.kvLens[b])
     return false;
+  if (p.spans && j < i - p.spans[h])
+    return false;
   return !p.maskMod || p.maskMod(b, h, i, j);
 }
 

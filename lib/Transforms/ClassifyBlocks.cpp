@@ -117,8 +117,8 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
   auto cut = AttentionOp::create(
       rewriter, loc, op->getResultTypes(), op.getQuery(), keys.key, keys.value,
       keys.mask, keys.bias, op.getRelBias(), op.getAdditiveWeight(),
-      lengthsEnd ? Value() : op.getKvLens(), keys.offsets, position.extents,
-      op.getInit(), op.getLseInit(), op.getScaleAttr(),
+      lengthsEnd ? Value() : op.getKvLens(), op.getSpans(), keys.offsets,
+      position.extents, op.getInit(), op.getLseInit(), op.getScaleAttr(),
       op.getStructuredMaskAttr(), op.getLayoutAttr(), op.getSimilarityAttr(),
       op.getRelposAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), cut->getRegions()))

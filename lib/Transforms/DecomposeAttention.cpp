@@ -367,6 +367,15 @@ Value AttentionDecomposer<OpTy>::maskedScores(Value scores) {
           hideUnless(arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::slt,
                                            jAbs, len));
         }
+        if (Value spans = op.getSpans()) {
+          // j >= i - spans[h].
+          Value span = arith::IndexCastOp::create(
+              nb, nl, nb.getIndexType(),
+              tensor::ExtractOp::create(nb, nl, spans, ValueRange{hAbs}));
+          hideUnless(
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::sge, jAbs,
+                                    arith::SubIOp::create(nb, nl, iAbs, span)));
+        }
         if (!maskMod.empty())
           hideUnless(inlineRegion(nb, maskMod, {bAbs, hAbs, iAbs, jAbs}));
         linalg::YieldOp::create(

@@ -111,9 +111,9 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
                                           : StringRef();
   if (name.empty())
     return rewriter.notifyMatchFailure(op, "no micro-kernel for this type");
-  if (op.getKvLens())
+  if (op.getKvLens() || op.getSpans())
     return rewriter.notifyMatchFailure(
-        op, "the micro-kernel takes no kv_lens operand");
+        op, "the micro-kernel takes no kv_lens or spans operand");
   if (!op.getScoreMod().empty() || op.getRelBias() ||
       op.getSimilarity() == Similarity::Additive)
     return rewriter.notifyMatchFailure(

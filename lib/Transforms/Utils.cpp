@@ -208,7 +208,7 @@ OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
   auto online = OnlineAttentionOp::create(
       b, loc, statistics.getTypes(), op.getQuery(), operands.key,
       operands.value, operands.mask, operands.bias, op.getRelBias(),
-      op.getAdditiveWeight(), operands.kvLens, operands.offsets,
+      op.getAdditiveWeight(), operands.kvLens, op.getSpans(), operands.offsets,
       position.extents, statistics[0], statistics[1], statistics[2],
       op.getScaleAttr(),
       withMaskRules ? op.getStructuredMaskAttr()

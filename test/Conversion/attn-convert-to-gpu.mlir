@@ -362,3 +362,22 @@ func.func @additive(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64xf16>,
       -> tensor<1x2x?x64xf16>
   return %0 : tensor<1x2x?x64xf16>
 }
+
+// -----
+
+// Adaptive spans: read once per head, tested per score; no key tile runs
+// whole (every tile applies them).
+// CHECK-LABEL: gpu.func @spans
+// CHECK-SAME: %[[S:[a-z0-9_]+]]: memref<?xi32>, %{{.+}}: memref<?xf32>,
+// CHECK: %[[SPAN:.+]] = memref.load %[[S]][%{{.+}}] : memref<?xi32>
+// CHECK: arith.index_cast %[[SPAN]] : i32 to index
+// CHECK: arith.cmpi sle
+func.func @spans(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
+                 %v: tensor<1x2x?x32xf32>, %s: tensor<2xi32>,
+                 %o: tensor<1x2x?x32xf32>) -> tensor<1x2x?x32xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x?x32xf32>,
+                          tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>)
+      spans(%s : tensor<2xi32>) outs(%o : tensor<1x2x?x32xf32>)
+      -> tensor<1x2x?x32xf32>
+  return %0 : tensor<1x2x?x32xf32>
+}

@@ -331,3 +331,22 @@ func.func @additive(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>,
       -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+// Adaptive spans: key j is hidden from row i of head h when
+// j < i - spans[h].
+// CHECK-LABEL: func.func @spans
+// CHECK-SAME: %[[S:[a-z0-9_]+]]: tensor<4xi32>
+// CHECK: %[[SPAN:.+]] = tensor.extract %[[S]][%{{.+}}] : tensor<4xi32>
+// CHECK: %[[W:.+]] = arith.index_cast %[[SPAN]] : i32 to index
+// CHECK: %[[FIRST:.+]] = arith.subi %[[I:.+]], %[[W]] : index
+// CHECK: arith.cmpi sge, %{{.+}}, %[[FIRST]] : index
+func.func @spans(%q: tensor<1x4x8x16xf32>, %s: tensor<4xi32>,
+                 %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      spans(%s : tensor<4xi32>) outs(%o : tensor<1x4x8x16xf32>)
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}

@@ -713,7 +713,7 @@ int main(int argc, char **argv) {
     p.valueDim = sizes[ATTN_SYM_DV];
     p.scale = problemTemplate->scale.value_or(
         1.0 / std::sqrt(static_cast<double>(p.headDim)));
-    std::vector<int32_t> kvLens;
+    std::vector<int32_t> kvLens, spans;
     const float *q = nullptr, *k = nullptr, *v = nullptr;
     for (auto [t, operand] : llvm::zip(tensors, signature->operands)) {
       for (int64_t d = 0; d < operand.desc.ndim; ++d) {
@@ -760,6 +760,10 @@ int main(int argc, char **argv) {
         for (float len : t.values)
           kvLens.push_back(static_cast<int32_t>(len));
         p.kvLens = kvLens.data();
+      } else if (operand.name == "spans") {
+        for (float span : t.values)
+          spans.push_back(static_cast<int32_t>(span));
+        p.spans = spans.data();
       }
     }
 

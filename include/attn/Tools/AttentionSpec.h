@@ -22,7 +22,8 @@
 // score_mod; relpos:NB[:MAXDIST[:uni]]: T5's bucketed relative-position bias,
 // a table argument), temperature (finite positive: scores divided by it),
 // kv_lens (none | random: a kv_lens operand), lse (false | true: also
-// output each row's log-sum-exp), dynamic (letters among b, h,
+// output each row's log-sum-exp), spans (none | random: an adaptive-span
+// operand, per-head windows of run-time width), dynamic (letters among b, h,
 // s: the dimensions compiled as `?`).
 //
 // The spec always carries concrete sizes, even for dynamic dimensions: they
@@ -109,6 +110,8 @@ struct AttentionSpec {
   bool kvLens = false;
   /// A second output: each query row's log-sum-exp (f32 [B, Hq, Sq]).
   bool lse = false;
+  /// A spans operand (i32 [Hq]: adaptive span, keys j < i - spans[h] hidden).
+  bool spans = false;
   /// Dimensions compiled as dynamic: `h` covers both head counts, `s` both
   /// sequence lengths.
   bool dynamicBatch = false, dynamicHeads = false, dynamicSeq = false;

@@ -88,6 +88,8 @@ struct ReferenceProblem {
 
   /// Optional number of valid keys per batch entry ([B]).
   const int32_t *kvLens = nullptr;
+  /// Optional adaptive spans ([Hq]): keys j < i - spans[h] are hidden.
+  const int32_t *spans = nullptr;
 
   /// Optional score modification (s, b, h, i, j) -> s and mask predicate
   /// (b, h, i, j) -> visible.

@@ -1966,7 +1966,7 @@ func.func @lse_result_without_init(%q: tensor<1x4x8x16xf32>,
                                    %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
   // expected-error @+1 {{returns an lse exactly when given an 'lse' init (result without init)}}
-  %0:2 = "attn.attention"(%q, %q, %q, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {})
+  %0:2 = "attn.attention"(%q, %q, %q, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {})
       : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
          tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>)
   return %0#0 : tensor<1x4x8x16xf32>
@@ -2088,5 +2088,17 @@ func.func @additive_weight_dim(%q: tensor<1x4x8x16xf32>, %w: tensor<4x8xf32>,
                           tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
       additive_weight(%w : tensor<4x8xf32>) outs(%o : tensor<1x4x8x16xf32>)
       {similarity = #attn.similarity<additive>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @spans_size(%q: tensor<1x4x8x16xf32>, %s: tensor<3xi32>,
+                      %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{spans size is 3, expected 4 (one span per query head)}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      spans(%s : tensor<3xi32>) outs(%o : tensor<1x4x8x16xf32>)
+      -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }

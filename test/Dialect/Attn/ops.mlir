@@ -8,7 +8,7 @@
 // CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
 // CHECK-SAME: outs(%{{.*}} : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
 // GENERIC-LABEL: sym_name = "plain"
-// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0>, similarity = #attn.similarity<dot>}> ({
+// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>, similarity = #attn.similarity<dot>}> ({
 func.func @plain(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>,
                  %v: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
@@ -306,6 +306,18 @@ func.func @additive(%q: tensor<1x4x8x16xf32>, %w: tensor<4x16xf32>,
                           tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
       additive_weight(%w : tensor<4x16xf32>) outs(%o : tensor<1x4x8x16xf32>)
       {scale = 1.0 : f32, similarity = #attn.similarity<additive>}
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// Adaptive spans: a run-time window width per query head.
+// CHECK-LABEL: func.func @spans
+// CHECK: attn.attention ins(%{{.*}}) spans(%{{.*}} : tensor<4xi32>) outs(%{{.*}} : tensor<1x4x8x16xf32>)
+func.func @spans(%q: tensor<1x4x8x16xf32>, %s: tensor<4xi32>,
+                 %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      spans(%s : tensor<4xi32>) outs(%o : tensor<1x4x8x16xf32>)
       -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
