@@ -50,9 +50,10 @@ def parse_spec(text):
             not s["mod"].startswith("softcap:"):
         raise ValueError("gpu-check does not model mod=%s" % s["mod"])
     s["kv_lens"] = spec.get("kv_lens", "none") == "random"
+    s["spans"] = spec.get("spans", "none") == "random"
     unmodeled = set(spec) - {"b", "hq", "hkv", "sq", "sk", "d", "dv", "dtype",
                              "layout", "mask", "kind", "scale", "lse", "mod",
-                             "temperature", "kv_lens", "dynamic"}
+                             "temperature", "kv_lens", "spans", "dynamic"}
     if unmodeled:
         raise ValueError("gpu-check does not model %s" %
                          ", ".join(sorted(unmodeled)))
@@ -216,7 +217,7 @@ def relpos_bucket(relative, buckets, max_distance, bidirectional):
     return bucket + torch.where(n < exact, n, large)
 
 
-def reference_rows(s, q, k, v, rows, lens, table, weight):
+def reference_rows(s, q, k, v, rows, lens, table, weight, spans):
     """fp32 attention for the query rows `rows`, as [B, Hq, rows, Dv], and
     their log-sum-exp, [B, Hq, rows] (-inf for a row without keys). `lens`:
     the kv_lens operand, or None."""
@@ -252,6 +253,9 @@ def reference_rows(s, q, k, v, rows, lens, table, weight):
     seen = visible(s, rows, q.device)
     if lens is not None:
         seen = seen & (j.view(1, 1, 1, -1) < lens.view(-1, 1, 1, 1))
+    if spans is not None:
+        seen = seen & (j.view(1, 1, 1, -1) >=
+                       rows.view(1, 1, -1, 1) - spans.view(1, -1, 1, 1))
     scores = scores.masked_fill(~seen, float("-inf"))
     weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
     return weights @ v, torch.logsumexp(scores, dim=-1)
@@ -299,10 +303,13 @@ def check(name, spec_text):
         if s["relpos"] else None
     weight = torch.rand(s["hq"], s["d"], device="cuda") * 2 - 1 \
         if s["additive"] else None
+    spans = torch.randint(0, s["sk"] + 1, (s["hq"],), dtype=torch.int32,
+                          device="cuda") if s["spans"] else None
     args = [dltensor(x) for x in (q, k, v)
             + ((table,) if s["relpos"] else ())
             + ((weight,) if s["additive"] else ())
             + ((lens,) if s["kv_lens"] else ())
+            + ((spans,) if s["spans"] else ())
             + (out,) + ((lse,) if s["lse"] else ())]
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
@@ -319,7 +326,7 @@ def check(name, spec_text):
         torch.arange(max(0, s["sq"] - 64), s["sq"]),
         torch.randint(0, s["sq"], (64,))])).cuda()
     expected, expected_lse = reference_rows(s, q, k, v, rows, lens, table,
-                                            weight)
+                                            weight, spans)
     got = to_bhsd(out, s["layout"])[:, :, rows].float()
     error = (got - expected).abs().max().item()
     if s["lse"]:
@@ -335,7 +342,7 @@ def check(name, spec_text):
     # Timed against SDPA where it computes the same: no mask or causal.
     if (s["b"] * s["sq"] == 16384 and s["sq"] == s["sk"]
             and s["mask"] in ("none", "causal") and not s["gaussian"]
-            and not s["additive"] and not s["relpos"]
+            and not s["additive"] and not s["relpos"] and not s["spans"]
             and s["mod"] == "none" and not s["kv_lens"]
             and s["scale"] == 1.0 / math.sqrt(s["d"])):
         causal = s["mask"] == "causal"

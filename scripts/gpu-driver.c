@@ -6,7 +6,7 @@
  * LIBRARY is the launcher built as a shared library (gpu-check.sh does it),
  * NAME its entry point, SPEC the kernel's spec (b=..,hq=..,sq=..,d=..[,hkv,
  * sk,dv,dtype,layout,scale,kind,lse,mod (alibi, softcap:C, relpos:NB),
- * temperature,kv_lens,mask]). With
+ * temperature,kv_lens,spans,mask]). With
  * lse=true the kernel's lse output is checked too. Prints one line; exit status
  * 0 when the kernel agrees with the reference, 1 when it does not (or the
  * launcher fails), 2 when this machine cannot run it (no CUDA device, bad
@@ -38,6 +38,9 @@ typedef int (*entry7_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
 typedef int (*entry8_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                          DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                          CUstream);
+typedef int (*entry9_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                         DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                         DLTensor *, CUstream);
 typedef const char *(*error_fn)(int);
 
 enum dtype { F32, F16, BF16 };
@@ -64,7 +67,7 @@ typedef struct {
   int lse; /* lse=true: the kernel also outputs each row's log-sum-exp */
   /* Score mods: mod=alibi, mod=softcap:C (softcap > 0), temperature=T
    * (dividing the scale), kv_lens=random (an i32 [B] operand). */
-  int alibi, kv_lens;
+  int alibi, kv_lens, spans; /* spans=random: i32 [Hq] after kv_lens */
   double softcap, temperature;
   /* mod=relpos:NB[:MAX[:uni]]: T5's bucketed relative-position bias, a
    * [Hq, NB] table argument after v. */
@@ -166,6 +169,8 @@ static int parse_spec(const char *text, spec_t *s) {
         return 0;
     } else if (!strcmp(item, "kv_lens") && strcmp(value, "none"))
       s->kv_lens = !strcmp(value, "random") ? 1 : 2;
+    else if (!strcmp(item, "spans") && strcmp(value, "none"))
+      s->spans = !strcmp(value, "random") ? 1 : 2;
     else if (!strcmp(item, "scale"))
       s->scale = strtod(value, 0);
     else if (!strcmp(item, "kind") && !strncmp(value, "gaussian:", 9)) {
@@ -190,7 +195,7 @@ static int parse_spec(const char *text, spec_t *s) {
     s->scale /= s->temperature;
   return s->b > 0 && s->hq > 0 && s->hkv > 0 && s->hq % s->hkv == 0 &&
          s->sq > 0 && s->sk >= 0 && s->d > 0 && s->dv > 0 && s->scale > 0 &&
-         s->kv_lens < 2;
+         s->kv_lens < 2 && s->spans < 2;
 }
 
 /* Element (batch, head, pos, x) of a [B, H, S, X] (or [B, S, H, X]) tensor. */
@@ -407,6 +412,31 @@ static int make_tensor(tensor_t *t, const spec_t *s, int64_t heads, int64_t seq,
   return 1;
 }
 
+/* n random i32 lengths in [0, max] on the device (kv_lens, spans), described
+ * by `dl` over `shape`; their host copy, or null. */
+static int32_t *make_lengths(DLTensor *dl, int64_t *shape, int64_t n,
+                             int64_t max) {
+  CUdeviceptr device;
+  int32_t *host = malloc(n * sizeof(int32_t) + 1);
+  int64_t i;
+  if (!host || cuMemAlloc(&device, n * sizeof(int32_t) + 1))
+    return 0;
+  for (i = 0; i < n; ++i)
+    host[i] = (int32_t)((uniform() + 1) / 2 * (max + 1)) % (int32_t)(max + 1);
+  if (cuMemcpyHtoD(device, host, n * sizeof(int32_t)))
+    return 0;
+  shape[0] = n;
+  memset(dl, 0, sizeof *dl);
+  dl->data = (void *)(uintptr_t)device;
+  dl->device.device_type = kDLCUDA;
+  dl->ndim = 1;
+  dl->dtype.code = kDLInt;
+  dl->dtype.bits = 32;
+  dl->dtype.lanes = 1;
+  dl->shape = shape;
+  return host;
+}
+
 /* A random f32 [Hq, cols] table (rel_bias, additive_weight): a
  * [1, Hq, cols, 1] tensor's middle dims. */
 static int make_head_table(tensor_t *t, const spec_t *s, int64_t cols) {
@@ -436,7 +466,9 @@ int main(int argc, char **argv) {
   int64_t group, r, rows[96], nrows = 0, b, h, j, x;
   unsigned char *result;
   float *lse_result = 0;
-  int32_t *lens = 0;
+  int32_t *lens = 0, *spans = 0;
+  DLTensor spans_dl;
+  int64_t spans_shape[1];
   tensor_t table, weight;
   DLTensor lens_dl;
   int64_t lens_shape[1];
@@ -487,26 +519,10 @@ int main(int argc, char **argv) {
     }
     lse.dl.ndim = 3;
   }
-  if (s.kv_lens) {
-    /* Valid keys per batch entry, uniform in [0, Sk]. */
-    CUdeviceptr device_lens;
-    lens = malloc(s.b * sizeof(int32_t));
-    if (!lens || cuMemAlloc(&device_lens, s.b * sizeof(int32_t)))
-      return 2;
-    for (b = 0; b < s.b; ++b)
-      lens[b] = (int32_t)((uniform() + 1) / 2 * (s.sk + 1)) % (s.sk + 1);
-    if (cuMemcpyHtoD(device_lens, lens, s.b * sizeof(int32_t)))
-      return 2;
-    lens_shape[0] = s.b;
-    memset(&lens_dl, 0, sizeof lens_dl);
-    lens_dl.data = (void *)(uintptr_t)device_lens;
-    lens_dl.device.device_type = kDLCUDA;
-    lens_dl.ndim = 1;
-    lens_dl.dtype.code = kDLInt;
-    lens_dl.dtype.bits = 32;
-    lens_dl.dtype.lanes = 1;
-    lens_dl.shape = lens_shape;
-  }
+  /* Valid keys per batch entry and spans per head, uniform in [0, Sk]. */
+  if ((s.kv_lens && !(lens = make_lengths(&lens_dl, lens_shape, s.b, s.sk))) ||
+      (s.spans && !(spans = make_lengths(&spans_dl, spans_shape, s.hq, s.sk))))
+    return 2;
   if (s.alibi) {
     /* The standard slopes: 2^(-8 (h + 1) / n) for the largest power of two
      * n <= Hq, then every other slope of 2n for the heads past n. */
@@ -522,9 +538,9 @@ int main(int argc, char **argv) {
       (s.additive && !make_head_table(&weight, &s, s.d)))
     return 2;
   /* Operands in the kernel's order: q, k, v, [rel_bias], [additive_weight],
-   * [kv_lens], out, [lse]. */
+   * [kv_lens], [spans], out, [lse]. */
   {
-    DLTensor *a[8] = {&q.dl, &k.dl, &v.dl};
+    DLTensor *a[9] = {&q.dl, &k.dl, &v.dl};
     int na = 3;
     if (s.relpos_buckets)
       a[na++] = &table.dl;
@@ -532,16 +548,32 @@ int main(int argc, char **argv) {
       a[na++] = &weight.dl;
     if (s.kv_lens)
       a[na++] = &lens_dl;
+    if (s.spans)
+      a[na++] = &spans_dl;
     a[na++] = &out.dl;
     if (s.lse)
       a[na++] = &lse.dl;
-    code = na == 4   ? ((entry4_fn)entry)(a[0], a[1], a[2], a[3], 0)
-           : na == 5 ? ((entry5_fn)entry)(a[0], a[1], a[2], a[3], a[4], 0)
-           : na == 6 ? ((entry6_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], 0)
-           : na == 7
-               ? ((entry7_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], 0)
-               : ((entry8_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-                                    a[7], 0);
+    switch (na) {
+    case 4:
+      code = ((entry4_fn)entry)(a[0], a[1], a[2], a[3], 0);
+      break;
+    case 5:
+      code = ((entry5_fn)entry)(a[0], a[1], a[2], a[3], a[4], 0);
+      break;
+    case 6:
+      code = ((entry6_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], 0);
+      break;
+    case 7:
+      code = ((entry7_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], 0);
+      break;
+    case 8:
+      code =
+          ((entry8_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], 0);
+      break;
+    default:
+      code = ((entry9_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                                a[8], 0);
+    }
   }
   if (code || cuCtxSynchronize() != CUDA_SUCCESS) {
     printf("%-16s %s: launcher returned %d (%s)\n", argv[2], argv[3], code,
@@ -600,7 +632,8 @@ int main(int argc, char **argv) {
             if (s.relpos_buckets)
               scores[j] +=
                   table.host[h * s.relpos_buckets + relpos_bucket(&s, j - i)];
-            if (!is_visible(&s, i, j) || (lens && j >= lens[b]))
+            if (!is_visible(&s, i, j) || (lens && j >= lens[b]) ||
+                (spans && j < i - spans[h]))
               scores[j] = -INFINITY;
             if (scores[j] > m)
               m = scores[j];

@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // The GPU backend's kernels: a kernel function (q, k, v, [mask], [bias],
-// [kv_lens], out) holding one attn.attention becomes a gpu.func plus a host
+// [rel_bias], [additive_weight], [kv_lens], [spans], out, [lse]) holding one
+// attn.attention becomes a gpu.func plus a host
 // function that launches it, one block per (query block, query head, batch
 // entry). Two kernels:
 // - FMA (any float type): T consecutive lanes share a query row, each holding
@@ -20,7 +21,8 @@
 // In both, keys the structured mask and kv_lens hide from the whole query
 // block are never loaded, key tiles the structured mask or a mask_mod's
 // bounds prove hidden are skipped, and tiles every row sees whole run
-// without per-score masks.
+// without per-score masks. Gaussian and additive similarities run the FMA
+// kernel only; the log-sum-exp output is written by both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -76,8 +78,8 @@ public:
   KernelBuilder(OpBuilder &b, Location loc, AttentionOp op, KernelShape shape)
       : b(b), loc(loc), m{b, loc}, op(op), shape(shape) {}
 
-  /// Emits the body into `kernel` (arguments: q, k, v, [mask], [bias],
-  /// [kv_lens], out, B, Sq, Sk; workgroup attributions: the K and V tiles):
+  /// Emits the body into `kernel` (arguments: the kernel function's, see
+  /// unpackArgs, then B, Sq, Sk; workgroup attributions: the K and V tiles):
   /// the FMA kernel, or with `shape.mma` the tensor-core one.
   void build(gpu::GPUFuncOp kernel) {
     if (shape.mma)
