@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include <sys/resource.h>
 
@@ -460,30 +461,39 @@ static int writeWeights(const ReferenceProblem &p, const float *q,
   return 0;
 }
 
+/// Calls `entry` as int(void *...) with the N pointers of `args`.
+template <size_t... I>
+static int callWithArgs(void *entry, void *const *args,
+                        std::index_sequence<I...>) {
+  using Fn = int (*)(decltype((void)I, static_cast<void *>(nullptr))...);
+  return reinterpret_cast<Fn>(entry)(args[I]...);
+}
+
+/// Calls a kernel's entry point with one DLTensor per operand (4 to 11: q,
+/// k, v, out and every optional operand).
 static int callEntry(void *entry, std::vector<HostTensor> &tensors) {
-  std::vector<void *> a;
+  SmallVector<void *, 11> a;
   for (HostTensor &t : tensors)
     a.push_back(&t.tensor);
-  using F4 = int (*)(void *, void *, void *, void *);
-  using F5 = int (*)(void *, void *, void *, void *, void *);
-  using F6 = int (*)(void *, void *, void *, void *, void *, void *);
-  using F7 = int (*)(void *, void *, void *, void *, void *, void *, void *);
-  using F8 =
-      int (*)(void *, void *, void *, void *, void *, void *, void *, void *);
   switch (a.size()) {
   case 4:
-    return reinterpret_cast<F4>(entry)(a[0], a[1], a[2], a[3]);
+    return callWithArgs(entry, a.data(), std::make_index_sequence<4>());
   case 5:
-    return reinterpret_cast<F5>(entry)(a[0], a[1], a[2], a[3], a[4]);
+    return callWithArgs(entry, a.data(), std::make_index_sequence<5>());
   case 6:
-    return reinterpret_cast<F6>(entry)(a[0], a[1], a[2], a[3], a[4], a[5]);
+    return callWithArgs(entry, a.data(), std::make_index_sequence<6>());
   case 7:
-    return reinterpret_cast<F7>(entry)(a[0], a[1], a[2], a[3], a[4], a[5],
-                                       a[6]);
-  default:
-    return reinterpret_cast<F8>(entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6],
-                                       a[7]);
+    return callWithArgs(entry, a.data(), std::make_index_sequence<7>());
+  case 8:
+    return callWithArgs(entry, a.data(), std::make_index_sequence<8>());
+  case 9:
+    return callWithArgs(entry, a.data(), std::make_index_sequence<9>());
+  case 10:
+    return callWithArgs(entry, a.data(), std::make_index_sequence<10>());
+  case 11:
+    return callWithArgs(entry, a.data(), std::make_index_sequence<11>());
   }
+  llvm::report_fatal_error("a kernel takes 4 to 11 DLTensors");
 }
 
 int main(int argc, char **argv) {
