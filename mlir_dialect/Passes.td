@@ -122,7 +122,9 @@ def ClassifyBlocks : Pass<"attn-classify-blocks"> {
       query's diagonal, sliding windows bound them on both sides, chunks to
       the queries' chunks, global tokens to the first tokens, ...);
     * in an attention of one batch entry, `kv_lens[b]` ends them too, and the
-      operand is dropped since the cut applies it exactly.
+      operand is dropped since the cut applies it exactly;
+    * adaptive `spans` start them at the first query minus the widest span of
+      the attention's heads (the operand stays: it still hides per score).
 
     The cut starts on a multiple of the key tile of the fused loop, so its
     tiles lie on one grid of the whole problem (and match a brute-force
@@ -132,7 +134,7 @@ def ClassifyBlocks : Pass<"attn-classify-blocks"> {
     `attn-fuse-online-softmax` runs over what is left and decides per key
     tile whether the band shows it fully (no per-element mask) or partially;
     `attn-run --json` reports both counts (`tiles_total`, `tiles_computed`).
-    Attentions with neither a structured mask nor a usable kv_lens are left
+    Attentions with no structured mask, usable kv_lens or spans are left
     alone.
 
     ```mlir
@@ -153,6 +155,7 @@ def ClassifyBlocks : Pass<"attn-classify-blocks"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -19,6 +19,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::attn {
@@ -58,6 +59,36 @@ static Value keyEndFromLengths(OpBuilder &b, Location loc, AttentionOp op,
   return arith::SubIOp::create(b, loc, index, kvFirst);
 }
 
+/// The first key of this attention (its own key indices) that its adaptive
+/// spans may show, or null without spans: row i of head h sees keys from
+/// i - spans[h], so the first row and the widest span of the op's heads
+/// bound them all.
+static Value keyBeginFromSpans(OpBuilder &b, Location loc, AttentionOp op,
+                               const AttentionPosition &position) {
+  Value spans = op.getSpans();
+  if (!spans)
+    return Value();
+  IndexMath m{b, loc};
+  Value heads = getValueOrCreateConstantIndexOp(
+      b, loc,
+      tensor::getMixedSize(b, loc, op.getQuery(),
+                           getHeadDimPos(op.getLayout())));
+  auto widest = scf::ForOp::create(
+      b, loc, m.constant(0), heads, m.constant(1), ValueRange{m.constant(0)},
+      [&](OpBuilder &lb, Location ll, Value h, ValueRange widestSoFar) {
+        IndexMath lm{lb, ll};
+        Value span = arith::IndexCastOp::create(
+            lb, ll, lb.getIndexType(),
+            tensor::ExtractOp::create(
+                lb, ll, spans, ValueRange{lm.add(position.offsets[1], h)}));
+        scf::YieldOp::create(
+            lb, ll,
+            ValueRange{arith::MaxSIOp::create(lb, ll, widestSoFar[0], span)});
+      });
+  return m.sub(m.sub(position.offsets[2], widest.getResult(0)),
+               position.offsets[3]);
+}
+
 FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
                                                   AttentionOp op,
                                                   int64_t keyTile) {
@@ -77,15 +108,19 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
   if (mask)
     band = visibleKeyRange(rewriter, loc, mask, position, qLen);
   Value lengthsEnd = keyEndFromLengths(rewriter, loc, op, position.offsets[3]);
-  if (!band && !lengthsEnd)
+  Value spansBegin = keyBeginFromSpans(rewriter, loc, op, position);
+  if (!band && !lengthsEnd && !spansBegin)
     return rewriter.notifyMatchFailure(
-        op, "no structured mask and no single-batch kv_lens to skip keys by");
+        op, "no structured mask, single-batch kv_lens or spans to skip keys "
+            "by");
 
   // Clamp to 0 <= begin <= end <= Sk.
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   Value begin = band ? band->first : zero, end = band ? band->second : kvLen;
   if (lengthsEnd)
     end = arith::MinSIOp::create(rewriter, loc, end, lengthsEnd);
+  if (spansBegin)
+    begin = arith::MaxSIOp::create(rewriter, loc, begin, spansBegin);
   auto clamp = [&](Value v, Value lo, Value hi) -> Value {
     return arith::MinSIOp::create(
         rewriter, loc, arith::MaxSIOp::create(rewriter, loc, v, lo), hi);

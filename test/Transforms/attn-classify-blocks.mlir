@@ -178,3 +178,30 @@ func.func @window_on_grid(%q: tensor<1x1x16x8xf32>, %k: tensor<1x1x128x8xf32>,
       -> tensor<1x1x16x8xf32>
   return %0 : tensor<1x1x16x8xf32>
 }
+
+// -----
+
+// Adaptive spans: the keys start at the first query minus the widest span of
+// the tile's heads (an scf.for over them); the spans stay on the cut, which
+// still applies them per score.
+// CHECK-LABEL: func.func @spans
+// CHECK: %[[WIDEST:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[W:.+]] = %{{.+}}) -> (index)
+// CHECK: tensor.extract %{{.+}}[%{{.+}}] : tensor<4xi32>
+// CHECK: arith.maxsi %[[W]]
+// CHECK: %[[FROM:.+]] = arith.subi %{{.+}}, %[[WIDEST]] : index
+// CHECK: arith.maxsi %{{.+}}, %{{.+}} : index
+// CHECK: attn.attention {{.*}} spans(%{{.+}} : tensor<4xi32>)
+func.func @spans(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x64x8xf32>,
+                 %s: tensor<4xi32>, %o: tensor<1x2x16x8xf32>, %h: index,
+                 %i: index) -> tensor<1x2x16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>,
+                          tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>)
+      spans(%s : tensor<4xi32>)
+      offsets(%c0, %h, %i, %c0 : index, index, index, index)
+      extents(%c64, %c64 : index, index)
+      outs(%o : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}
