@@ -126,12 +126,13 @@ private:
   Value tileHidden(Value batch, Value head, Value qFirst, Value qEnd,
                    Value keyFirst, Value keyEnd);
 
-  /// The keys of one query block [qFirst, qEnd) some row may see, [begin,
-  /// end) (by the structured mask and kv_lens).
+  /// The keys of one query block [qFirst, qEnd) of `head` some row may see,
+  /// [begin, end) (by the structured mask, kv_lens and spans).
   struct BlockKeys {
     Value qFirst, qEnd, begin, end;
   };
-  BlockKeys blockKeys(const KernelArgs &args, Value batch, Value qFirst);
+  BlockKeys blockKeys(const KernelArgs &args, Value batch, Value head,
+                      Value qFirst);
 
   /// The loop over key tiles [begin, end) in steps of `tile`, carrying
   /// `initial`; `body` returns one tile's new state, told whether the block
@@ -459,7 +460,8 @@ Value KernelBuilder::tileHidden(Value batch, Value head, Value qFirst,
 }
 
 KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
-                                                  Value batch, Value qFirst) {
+                                                  Value batch, Value head,
+                                                  Value qFirst) {
   BlockKeys keys;
   keys.qFirst = qFirst;
   keys.qEnd = min(m.add(qFirst, index(shape.blockRows)), args.sq);
@@ -472,6 +474,13 @@ KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
     Value len = memref::LoadOp::create(b, loc, args.lens, batch);
     keys.end = min(keys.end,
                    arith::IndexCastOp::create(b, loc, b.getIndexType(), len));
+  }
+  if (args.spans) {
+    // The block's first row sees keys from qFirst - spans[head] on.
+    Value span = memref::LoadOp::create(b, loc, args.spans, head);
+    keys.begin =
+        max(keys.begin, m.sub(qFirst, arith::IndexCastOp::create(
+                                          b, loc, b.getIndexType(), span)));
   }
   keys.begin = min(max(keys.begin, index(0)), args.sk);
   keys.end = min(max(keys.end, keys.begin), args.sk);
@@ -588,7 +597,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
         b, loc, qVecType,
         arith::MulFOp::create(b, loc, scale, f32(-0.5)).getResult());
 
-  BlockKeys keys = blockKeys(args, batch, qFirst);
+  BlockKeys keys = blockKeys(args, batch, head, qFirst);
   Value end = keys.end;
 
   auto accType = VectorType::get({shape.valueSlice()}, b.getF32Type());
@@ -794,7 +803,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   }
   Value scale = createScale(b, loc, op.getScale(), b.getIndexAttr(d));
 
-  BlockKeys keys = blockKeys(args, batch, qFirst);
+  BlockKeys keys = blockKeys(args, batch, head, qFirst);
   Value end = keys.end;
 
   // State: row max and this lane's partial row sum for rows g and g + 8,

@@ -365,11 +365,17 @@ func.func @additive(%q: tensor<1x2x?x64xf16>, %k: tensor<1x2x?x64xf16>,
 
 // -----
 
-// Adaptive spans: read once per head, tested per score; no key tile runs
-// whole (every tile applies them).
+// Adaptive spans: the block's key loop starts at its first row minus its
+// head's span (keys before are never loaded); each score still tests them,
+// and no key tile runs whole.
 // CHECK-LABEL: gpu.func @spans
 // CHECK-SAME: %[[S:[a-z0-9_]+]]: memref<?xi32>, %{{.+}}: memref<?xf32>,
-// CHECK: %[[SPAN:.+]] = memref.load %[[S]][%{{.+}}] : memref<?xi32>
+// CHECK: %[[BLOCKSPAN:.+]] = memref.load %[[S]][%[[HEAD:.+]]] : memref<?xi32>
+// CHECK: %[[W:.+]] = arith.index_cast %[[BLOCKSPAN]] : i32 to index
+// CHECK: %[[FROM:.+]] = arith.subi %{{.+}}, %[[W]] : index
+// CHECK: arith.maxsi %[[FROM]], %{{.+}} : index
+// CHECK: scf.for
+// CHECK: %[[SPAN:.+]] = memref.load %[[S]][%[[HEAD]]] : memref<?xi32>
 // CHECK: arith.index_cast %[[SPAN]] : i32 to index
 // CHECK: arith.cmpi sle
 func.func @spans(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
