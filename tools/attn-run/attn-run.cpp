@@ -469,31 +469,23 @@ static int callWithArgs(void *entry, void *const *args,
   return reinterpret_cast<Fn>(entry)(args[I]...);
 }
 
+/// Calls `entry` with the `count` pointers of `args`, for count in [N, 11].
+template <size_t N = 4>
+static int callWithCount(void *entry, void *const *args, size_t count) {
+  if (count == N)
+    return callWithArgs(entry, args, std::make_index_sequence<N>());
+  if constexpr (N < 11)
+    return callWithCount<N + 1>(entry, args, count);
+  llvm::report_fatal_error("a kernel takes 4 to 11 DLTensors");
+}
+
 /// Calls a kernel's entry point with one DLTensor per operand (4 to 11: q,
 /// k, v, out and every optional operand).
 static int callEntry(void *entry, std::vector<HostTensor> &tensors) {
   SmallVector<void *, 11> a;
   for (HostTensor &t : tensors)
     a.push_back(&t.tensor);
-  switch (a.size()) {
-  case 4:
-    return callWithArgs(entry, a.data(), std::make_index_sequence<4>());
-  case 5:
-    return callWithArgs(entry, a.data(), std::make_index_sequence<5>());
-  case 6:
-    return callWithArgs(entry, a.data(), std::make_index_sequence<6>());
-  case 7:
-    return callWithArgs(entry, a.data(), std::make_index_sequence<7>());
-  case 8:
-    return callWithArgs(entry, a.data(), std::make_index_sequence<8>());
-  case 9:
-    return callWithArgs(entry, a.data(), std::make_index_sequence<9>());
-  case 10:
-    return callWithArgs(entry, a.data(), std::make_index_sequence<10>());
-  case 11:
-    return callWithArgs(entry, a.data(), std::make_index_sequence<11>());
-  }
-  llvm::report_fatal_error("a kernel takes 4 to 11 DLTensors");
+  return callWithCount(entry, a.data(), a.size());
 }
 
 int main(int argc, char **argv) {
