@@ -20,6 +20,7 @@ def Attn_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Attn_F32Tensor : RankedTensorOf<[F32]>;
 def Attn_MaskTensor : RankedTensorOf<[I1]>;
 def Attn_LengthsTensor : RankedTensorOf<[I32]>;
+def Attn_BlockMaskTensor : RankedTensorOf<[I8]>;
 
 def Attn_StructuredMask
     : Attr<CPred<"::llvm::isa<::mlir::attn::StructuredMaskAttrInterface>($_self)">,
@@ -36,7 +37,8 @@ defvar AttentionMaskOperands = (ins
   Optional<Attn_F32Tensor>:$rel_bias,
   Optional<Attn_F32Tensor>:$additive_weight,
   Optional<Attn_LengthsTensor>:$kv_lens,
-  Optional<Attn_LengthsTensor>:$spans);
+  Optional<Attn_LengthsTensor>:$spans,
+  Optional<Attn_BlockMaskTensor>:$block_mask);
 
 // Where a tile sits in the whole problem: offsets(b, h, q, kv) of its first
 // element (all 0 when absent) and extents(Sq, Sk), the whole sequence lengths
@@ -50,7 +52,8 @@ defvar AttentionAttributes = (ins
   DefaultValuedAttr<Attn_LayoutAttr, "::mlir::attn::Layout::BHSD">:$layout,
   DefaultValuedAttr<Attn_SimilarityAttr,
                     "::mlir::attn::Similarity::Dot">:$similarity,
-  OptionalAttr<Attn_RelPosAttr>:$relpos);
+  OptionalAttr<Attn_RelPosAttr>:$relpos,
+  OptionalAttr<DenseI64ArrayAttr>:$block_sizes);
 
 defvar AttentionRegions = (region MaxSizedRegion<1>:$score_mod,
                                MaxSizedRegion<1>:$mask_mod);
@@ -91,7 +94,15 @@ def Attn_AttentionOp : Attn_Op<"attention", [
        `mask[b, h, i, j]` is false, when `j >= kv_lens[b]`, when
        `j < i - spans[h]` (adaptive span: a window whose width is a run-time
        value per head, whole-problem heads), or when the `mask_mod` region
-       yields false.
+       yields false;
+    5. with a `block_mask` (a run-time block mask, as FlexAttention's
+       BlockMask: i8 [B or 1, Hq or 1, ceil(Sq / bq), ceil(Sk / bk)] with
+       `block_sizes = array<i64: bq, bk>`, whole-problem indices), the class
+       `c` of the block holding (i, j) decides first: 0 (or less) hides the
+       pair, 2 (full, or more) shows it whatever step 4 says, 1 (partial)
+       leaves it to step 4.
+       Tiles whose blocks are all 0 are skipped; tiles whose blocks are all 2
+       run without any per-score mask test.
     The softmax runs over the visible keys in fp32. A query that sees no key
     gets an output row of zeros.
 
@@ -149,6 +160,7 @@ def Attn_AttentionOp : Attn_Op<"attention", [
     (`additive_weight` `(` $additive_weight^ `:` type($additive_weight) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`spans` `(` $spans^ `:` type($spans) `)`)?
+    (`block_mask` `(` $block_mask^ `:` type($block_mask) `)`)?
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
     (`extents` `(` $extents^ `:` type($extents) `)`)?
     `outs` `(` $init `:` type($init) `)`
@@ -235,6 +247,7 @@ def Attn_OnlineAttentionOp : Attn_Op<"online_attention", [
     (`additive_weight` `(` $additive_weight^ `:` type($additive_weight) `)`)?
     (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
     (`spans` `(` $spans^ `:` type($spans) `)`)?
+    (`block_mask` `(` $block_mask^ `:` type($block_mask) `)`)?
     (`offsets` `(` $offsets^ `:` type($offsets) `)`)?
     (`extents` `(` $extents^ `:` type($extents) `)`)?
     `outs` `(` $acc `,` $max `,` $sum `:` type($acc) `,` type($max) `,`

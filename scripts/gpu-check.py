@@ -51,9 +51,15 @@ def parse_spec(text):
         raise ValueError("gpu-check does not model mod=%s" % s["mod"])
     s["kv_lens"] = spec.get("kv_lens", "none") == "random"
     s["spans"] = spec.get("spans", "none") == "random"
+    # block_mask=random:BQ:BK: an int8 class per (b, h, query block, key
+    # block).
+    block_mask = spec.get("block_mask", "none")
+    s["block_mask"] = tuple(map(int, block_mask.split(":")[1:])) \
+        if block_mask.startswith("random:") else None
     unmodeled = set(spec) - {"b", "hq", "hkv", "sq", "sk", "d", "dv", "dtype",
                              "layout", "mask", "kind", "scale", "lse", "mod",
-                             "temperature", "kv_lens", "spans", "dynamic"}
+                             "temperature", "kv_lens", "spans", "block_mask",
+                             "dynamic"}
     if unmodeled:
         raise ValueError("gpu-check does not model %s" %
                          ", ".join(sorted(unmodeled)))
@@ -171,7 +177,8 @@ def dltensor(t):
     """A DLTensor viewing the contiguous CUDA tensor t (kept alive by it)."""
     assert t.is_cuda and t.is_contiguous()
     code = {torch.float32: K_DL_FLOAT, torch.float16: K_DL_FLOAT,
-            torch.bfloat16: K_DL_BFLOAT, torch.int32: K_DL_INT}[t.dtype]
+            torch.bfloat16: K_DL_BFLOAT, torch.int32: K_DL_INT,
+            torch.int8: K_DL_INT}[t.dtype]
     shape = (ctypes.c_int64 * t.dim())(*t.shape)
     d = DLTensor(t.data_ptr(), DLDevice(K_DL_CUDA, t.device.index or 0),
                  t.dim(), DLDataType(code, t.element_size() * 8, 1),
@@ -217,10 +224,10 @@ def relpos_bucket(relative, buckets, max_distance, bidirectional):
     return bucket + torch.where(n < exact, n, large)
 
 
-def reference_rows(s, q, k, v, rows, lens, table, weight, spans):
+def reference_rows(s, q, k, v, rows, lens, table, weight, spans, blocks):
     """fp32 attention for the query rows `rows`, as [B, Hq, rows, Dv], and
-    their log-sum-exp, [B, Hq, rows] (-inf for a row without keys). `lens`:
-    the kv_lens operand, or None."""
+    their log-sum-exp, [B, Hq, rows] (-inf for a row without keys). `lens`,
+    `spans`, `blocks`: those operands, or None."""
     q, k, v = (to_bhsd(x, s["layout"]).float() for x in (q, k, v))
     group = s["hq"] // s["hkv"]
     k = k.repeat_interleave(group, dim=1)
@@ -256,6 +263,11 @@ def reference_rows(s, q, k, v, rows, lens, table, weight, spans):
     if spans is not None:
         seen = seen & (j.view(1, 1, 1, -1) >=
                        rows.view(1, 1, -1, 1) - spans.view(1, -1, 1, 1))
+    if blocks is not None:
+        # Class 2 shows, 1 leaves it to the other masks, 0 hides.
+        bq, bk = s["block_mask"]
+        c = blocks[:, :, rows // bq][:, :, :, j // bk]
+        seen = (c >= 2) | ((c == 1) & seen)
     scores = scores.masked_fill(~seen, float("-inf"))
     weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
     return weights @ v, torch.logsumexp(scores, dim=-1)
@@ -305,11 +317,19 @@ def check(name, spec_text):
         if s["additive"] else None
     spans = torch.randint(0, s["sk"] + 1, (s["hq"],), dtype=torch.int32,
                           device="cuda") if s["spans"] else None
+    blocks = None
+    if s["block_mask"]:
+        bq, bk = s["block_mask"]
+        draw = torch.randint(0, 10, (s["b"], s["hq"], -(-s["sq"] // bq),
+                                     -(-s["sk"] // bk)), device="cuda")
+        # 30 % empty, 40 % partial, 30 % full, as attn-run draws them.
+        blocks = ((draw >= 3).int() + (draw >= 7).int()).to(torch.int8)
     args = [dltensor(x) for x in (q, k, v)
             + ((table,) if s["relpos"] else ())
             + ((weight,) if s["additive"] else ())
             + ((lens,) if s["kv_lens"] else ())
             + ((spans,) if s["spans"] else ())
+            + ((blocks,) if s["block_mask"] else ())
             + (out,) + ((lse,) if s["lse"] else ())]
     stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
 
@@ -326,7 +346,7 @@ def check(name, spec_text):
         torch.arange(max(0, s["sq"] - 64), s["sq"]),
         torch.randint(0, s["sq"], (64,))])).cuda()
     expected, expected_lse = reference_rows(s, q, k, v, rows, lens, table,
-                                            weight, spans)
+                                            weight, spans, blocks)
     got = to_bhsd(out, s["layout"])[:, :, rows].float()
     error = (got - expected).abs().max().item()
     if s["lse"]:
@@ -343,6 +363,7 @@ def check(name, spec_text):
     if (s["b"] * s["sq"] == 16384 and s["sq"] == s["sk"]
             and s["mask"] in ("none", "causal") and not s["gaussian"]
             and not s["additive"] and not s["relpos"] and not s["spans"]
+            and not s["block_mask"]
             and s["mod"] == "none" and not s["kv_lens"]
             and s["scale"] == 1.0 / math.sqrt(s["d"])):
         causal = s["mask"] == "causal"

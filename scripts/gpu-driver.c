@@ -6,7 +6,7 @@
  * LIBRARY is the launcher built as a shared library (gpu-check.sh does it),
  * NAME its entry point, SPEC the kernel's spec (b=..,hq=..,sq=..,d=..[,hkv,
  * sk,dv,dtype,layout,scale,kind,lse,mod (alibi, softcap:C, relpos:NB),
- * temperature,kv_lens,spans,mask]). With
+ * temperature,kv_lens,spans,block_mask=random:BQ:BK,mask]). With
  * lse=true the kernel's lse output is checked too. Prints one line; exit status
  * 0 when the kernel agrees with the reference, 1 when it does not (or the
  * launcher fails), 2 when this machine cannot run it (no CUDA device, bad
@@ -41,6 +41,9 @@ typedef int (*entry8_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
 typedef int (*entry9_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                          DLTensor *, DLTensor *, DLTensor *, DLTensor *,
                          DLTensor *, CUstream);
+typedef int (*entry10_fn)(DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                          DLTensor *, DLTensor *, DLTensor *, DLTensor *,
+                          DLTensor *, DLTensor *, CUstream);
 typedef const char *(*error_fn)(int);
 
 enum dtype { F32, F16, BF16 };
@@ -68,6 +71,9 @@ typedef struct {
   /* Score mods: mod=alibi, mod=softcap:C (softcap > 0), temperature=T
    * (dividing the scale), kv_lens=random (an i32 [B] operand). */
   int alibi, kv_lens, spans; /* spans=random: i32 [Hq] after kv_lens */
+  /* block_mask=random:BQ:BK: an i8 class per (b, h, query block, key
+   * block) after spans; 0 when absent. */
+  int64_t block_q, block_k;
   double softcap, temperature;
   /* mod=relpos:NB[:MAX[:uni]]: T5's bucketed relative-position bias, a
    * [Hq, NB] table argument after v. */
@@ -171,7 +177,15 @@ static int parse_spec(const char *text, spec_t *s) {
       s->kv_lens = !strcmp(value, "random") ? 1 : 2;
     else if (!strcmp(item, "spans") && strcmp(value, "none"))
       s->spans = !strcmp(value, "random") ? 1 : 2;
-    else if (!strcmp(item, "scale"))
+    else if (!strcmp(item, "block_mask") && strcmp(value, "none")) {
+      char *rest;
+      if (strncmp(value, "random:", 7))
+        return 0;
+      s->block_q = strtoll(value + 7, &rest, 10);
+      if (*rest != ':' || (s->block_k = strtoll(rest + 1, &rest, 10)) <= 0 ||
+          *rest || s->block_q <= 0)
+        return 0;
+    } else if (!strcmp(item, "scale"))
       s->scale = strtod(value, 0);
     else if (!strcmp(item, "kind") && !strncmp(value, "gaussian:", 9)) {
       double sigma = strtod(value + 9, 0);
@@ -469,6 +483,9 @@ int main(int argc, char **argv) {
   int32_t *lens = 0, *spans = 0;
   DLTensor spans_dl;
   int64_t spans_shape[1];
+  int8_t *blocks = 0;
+  DLTensor blocks_dl;
+  int64_t blocks_shape[4], query_blocks = 0, key_blocks = 0;
   tensor_t table, weight;
   DLTensor lens_dl;
   int64_t lens_shape[1];
@@ -523,6 +540,35 @@ int main(int argc, char **argv) {
   if ((s.kv_lens && !(lens = make_lengths(&lens_dl, lens_shape, s.b, s.sk))) ||
       (s.spans && !(spans = make_lengths(&spans_dl, spans_shape, s.hq, s.sk))))
     return 2;
+  if (s.block_q) {
+    /* 30 % empty, 40 % partial, 30 % full blocks, as attn-run draws them. */
+    CUdeviceptr device;
+    int64_t n;
+    query_blocks = (s.sq + s.block_q - 1) / s.block_q;
+    key_blocks = (s.sk + s.block_k - 1) / s.block_k;
+    n = s.b * s.hq * query_blocks * key_blocks;
+    blocks = malloc(n + 1);
+    if (!blocks || cuMemAlloc(&device, n + 1))
+      return 2;
+    for (x = 0; x < n; ++x) {
+      int draw = (int)((uniform() + 1) / 2 * 10) % 10;
+      blocks[x] = (int8_t)(draw < 3 ? 0 : draw < 7 ? 1 : 2);
+    }
+    if (cuMemcpyHtoD(device, blocks, n))
+      return 2;
+    blocks_shape[0] = s.b;
+    blocks_shape[1] = s.hq;
+    blocks_shape[2] = query_blocks;
+    blocks_shape[3] = key_blocks;
+    memset(&blocks_dl, 0, sizeof blocks_dl);
+    blocks_dl.data = (void *)(uintptr_t)device;
+    blocks_dl.device.device_type = kDLCUDA;
+    blocks_dl.ndim = 4;
+    blocks_dl.dtype.code = kDLInt;
+    blocks_dl.dtype.bits = 8;
+    blocks_dl.dtype.lanes = 1;
+    blocks_dl.shape = blocks_shape;
+  }
   if (s.alibi) {
     /* The standard slopes: 2^(-8 (h + 1) / n) for the largest power of two
      * n <= Hq, then every other slope of 2n for the heads past n. */
@@ -538,9 +584,9 @@ int main(int argc, char **argv) {
       (s.additive && !make_head_table(&weight, &s, s.d)))
     return 2;
   /* Operands in the kernel's order: q, k, v, [rel_bias], [additive_weight],
-   * [kv_lens], [spans], out, [lse]. */
+   * [kv_lens], [spans], [block_mask], out, [lse]. */
   {
-    DLTensor *a[9] = {&q.dl, &k.dl, &v.dl};
+    DLTensor *a[10] = {&q.dl, &k.dl, &v.dl};
     int na = 3;
     if (s.relpos_buckets)
       a[na++] = &table.dl;
@@ -550,6 +596,8 @@ int main(int argc, char **argv) {
       a[na++] = &lens_dl;
     if (s.spans)
       a[na++] = &spans_dl;
+    if (s.block_q)
+      a[na++] = &blocks_dl;
     a[na++] = &out.dl;
     if (s.lse)
       a[na++] = &lse.dl;
@@ -570,9 +618,13 @@ int main(int argc, char **argv) {
       code =
           ((entry8_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], 0);
       break;
-    default:
+    case 9:
       code = ((entry9_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
                                 a[8], 0);
+      break;
+    default:
+      code = ((entry10_fn)entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                                 a[8], a[9], 0);
     }
   }
   if (code || cuCtxSynchronize() != CUDA_SUCCESS) {
@@ -632,8 +684,16 @@ int main(int argc, char **argv) {
             if (s.relpos_buckets)
               scores[j] +=
                   table.host[h * s.relpos_buckets + relpos_bucket(&s, j - i)];
-            if (!is_visible(&s, i, j) || (lens && j >= lens[b]) ||
-                (spans && j < i - spans[h]))
+            int shown = is_visible(&s, i, j) && !(lens && j >= lens[b]) &&
+                        !(spans && j < i - spans[h]);
+            if (blocks) {
+              /* Class 2 shows, 1 leaves it to the other masks, 0 hides. */
+              int c = blocks[((b * s.hq + h) * query_blocks + i / s.block_q) *
+                                 key_blocks +
+                             j / s.block_k];
+              shown = c >= 2 || (c == 1 && shown);
+            }
+            if (!shown)
               scores[j] = -INFINITY;
             if (scores[j] > m)
               m = scores[j];

@@ -91,8 +91,8 @@ public:
 private:
   /// The kernel's arguments, by name.
   struct KernelArgs {
-    Value q, k, v, mask, bias, relBias, additiveWeight, lens, spans, out, lse,
-        sq, sk, keyTile, valueTile;
+    Value q, k, v, mask, bias, relBias, additiveWeight, lens, spans, blockMask,
+        out, lse, sq, sk, keyTile, valueTile;
   };
   KernelArgs unpackArgs(gpu::GPUFuncOp kernel);
 
@@ -121,10 +121,25 @@ private:
 
   /// Whether the structured mask or the mask_mod (by its interval bounds)
   /// certainly hides keys [keyFirst, keyEnd) from every row [qFirst, qEnd)
-  /// of the block; null when neither can tell. A band mask hides no key of
-  /// the block's range, so it is not asked.
+  /// of the block, or its block_mask blocks are all empty (or none is full
+  /// and the rules hide them); null when nothing can tell. A band mask hides
+  /// no key of the block's range (without a block mask), so it is not asked.
   Value tileHidden(Value batch, Value head, Value qFirst, Value qEnd,
                    Value keyFirst, Value keyEnd);
+
+  /// The block_mask class (i8) of the block holding (i, j) of (batch,
+  /// head); indices past Sq or Sk read the last block, in bounds.
+  Value blockClass(Value batch, Value head, Value i, Value j);
+  /// The least and greatest block_mask class under rows [qFirst, qEnd) and
+  /// keys [keyFirst, keyEnd) of (batch, head).
+  std::pair<Value, Value> blockClassRange(Value batch, Value head, Value qFirst,
+                                          Value qEnd, Value keyFirst,
+                                          Value keyEnd);
+  Value classAtLeast(Value c, int64_t v) {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge, c,
+        arith::ConstantIntOp::create(b, loc, b.getI8Type(), v));
+  }
 
   /// The keys of one query block [qFirst, qEnd) of `head` some row may see,
   /// [begin, end) (by the structured mask, kv_lens and spans).
@@ -216,8 +231,10 @@ private:
   IndexMath m;
   AttentionOp op;
   KernelShape shape;
-  Value kernelBatchCount; // the kernel's B argument
-  Value sqArg, skArg;     // and its Sq and Sk
+  Value kernelBatchCount;       // the kernel's B argument
+  Value sqArg, skArg;           // and its Sq and Sk
+  Value blockMaskArg;           // the block_mask argument, or null
+  Value queryBlocks, keyBlocks; // and its block counts
   // Hq and Hkv: constants when static, else the kernel's arguments.
   Value qHeadCount, kvHeadCount;
   Value maskKeyStride, biasKeyStride;
@@ -328,6 +345,7 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   args.additiveWeight = op.getAdditiveWeight() ? arg() : Value();
   args.lens = op.getKvLens() ? arg() : Value();
   args.spans = op.getSpans() ? arg() : Value();
+  args.blockMask = blockMaskArg = op.getBlockMask() ? arg() : Value();
   args.out = arg();
   args.lse = op.getLseInit() ? arg() : Value();
   kernelBatchCount = arg();
@@ -340,6 +358,11 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   };
   qHeadCount = headsOf(op.getQuery(), arg());
   kvHeadCount = headsOf(op.getKey(), arg());
+  if (blockMaskArg) {
+    ArrayRef<int64_t> sizes = *op.getBlockSizes();
+    queryBlocks = arith::CeilDivUIOp::create(b, loc, args.sq, index(sizes[0]));
+    keyBlocks = arith::CeilDivUIOp::create(b, loc, args.sk, index(sizes[1]));
+  }
   args.keyTile = kernel.getWorkgroupAttributions()[0];
   args.valueTile = kernel.getWorkgroupAttributions()[1];
   return args;
@@ -384,6 +407,9 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
   Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
   if (!scoreMod.empty())
     score = inlineRegion(b, scoreMod, {score, batch, head, i, j});
+  // A block mask's class decides before the other masks, within `visible`
+  // (rows and keys in range).
+  Value inRange = visible;
   if (args.bias) {
     Value bias = memref::LoadOp::create(
         b, loc, args.bias,
@@ -420,6 +446,14 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
   }
   if (!maskMod.empty())
     visible = m.both(visible, inlineRegion(b, maskMod, {batch, head, i, j}));
+  if (args.blockMask) {
+    Value c = blockClass(batch, head, i, j);
+    Value partial = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, c,
+        arith::ConstantIntOp::create(b, loc, b.getI8Type(), 1));
+    visible = m.both(inRange, arith::OrIOp::create(b, loc, classAtLeast(c, 2),
+                                                   m.both(partial, visible)));
+  }
   return arith::SelectOp::create(b, loc, visible, logit,
                                  f32(-std::numeric_limits<float>::infinity()));
 }
@@ -441,22 +475,84 @@ Value KernelBuilder::tileHidden(Value batch, Value head, Value qFirst,
                                 Value qEnd, Value keyFirst, Value keyEnd) {
   Value qLast = m.sub(qEnd, index(1)), keyLast = m.sub(keyEnd, index(1));
   Value hidden;
+  auto either = [&](Value x, Value y) -> Value {
+    return x ? arith::OrIOp::create(b, loc, x, y).getResult() : y;
+  };
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
-  if (mask && !isBandMask(mask))
+  if (mask && (!isBandMask(mask) || blockMaskArg))
     hidden = buildMaskTile(b, loc, mask, qFirst, qLast, keyFirst, keyLast,
                            sqArg, skArg)
                  .hidesAll;
   Region &maskMod = op.getMaskMod();
-  if (maskMod.empty())
-    return hidden;
   std::pair<Value, Value> ranges[] = {
       {batch, batch}, {head, head}, {qFirst, qLast}, {keyFirst, keyLast}};
-  FailureOr<MaskModBounds> bounds = boundMaskMod(b, loc, maskMod, ranges);
-  if (failed(bounds))
+  if (!maskMod.empty())
+    if (FailureOr<MaskModBounds> bounds = boundMaskMod(b, loc, maskMod, ranges);
+        succeeded(bounds))
+      hidden = either(hidden, bounds->hidesAll);
+  if (!blockMaskArg)
     return hidden;
-  return hidden ? arith::OrIOp::create(b, loc, hidden, bounds->hidesAll)
-                      .getResult()
-                : bounds->hidesAll;
+  // Every block empty, or none full while the rules hide the tile.
+  Value greatest =
+      blockClassRange(batch, head, qFirst, qEnd, keyFirst, keyEnd).second;
+  Value noneFull = m.constantBool(true);
+  noneFull = arith::XOrIOp::create(b, loc, classAtLeast(greatest, 2), noneFull);
+  Value empty = arith::XOrIOp::create(b, loc, classAtLeast(greatest, 1),
+                                      m.constantBool(true));
+  return either(empty, hidden ? m.both(noneFull, hidden) : Value());
+}
+
+Value KernelBuilder::blockClass(Value batch, Value head, Value i, Value j) {
+  auto type = cast<RankedTensorType>(op.getBlockMask().getType());
+  ArrayRef<int64_t> sizes = *op.getBlockSizes();
+  Value one = index(1);
+  // [B or 1, Hq or 1, query blocks, key blocks], flattened.
+  bool batches = type.getDimSize(0) != 1, heads = type.getDimSize(1) != 1;
+  Value at = batches ? batch : index(0);
+  at = m.add(mul(at, heads ? qHeadCount : one), heads ? head : index(0));
+  at = m.add(mul(at, queryBlocks),
+             min(div(i, index(sizes[0])), m.sub(queryBlocks, one)));
+  at = m.add(mul(at, keyBlocks),
+             min(div(j, index(sizes[1])), m.sub(keyBlocks, one)));
+  return memref::LoadOp::create(b, loc, blockMaskArg, at);
+}
+
+std::pair<Value, Value> KernelBuilder::blockClassRange(Value batch, Value head,
+                                                       Value qFirst, Value qEnd,
+                                                       Value keyFirst,
+                                                       Value keyEnd) {
+  ArrayRef<int64_t> sizes = *op.getBlockSizes();
+  Type i8 = b.getI8Type();
+  auto classes = [&](int64_t c) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i8, c);
+  };
+  // One class per block: step from each block's first index.
+  auto blocks = [&](Value first, Value end, int64_t size) {
+    Value from = mul(div(first, index(size)), index(size));
+    return std::make_tuple(from, end, index(size));
+  };
+  auto [qFrom, qTo, qStep] = blocks(qFirst, qEnd, sizes[0]);
+  auto [kFrom, kTo, kStep] = blocks(keyFirst, keyEnd, sizes[1]);
+  auto rows = scf::ForOp::create(
+      b, loc, qFrom, qTo, qStep, ValueRange{classes(2), classes(0)},
+      [&](OpBuilder &rb, Location, Value i, ValueRange outer) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(rb.getInsertionBlock(), rb.getInsertionPoint());
+        auto cols = scf::ForOp::create(
+            b, loc, kFrom, kTo, kStep, outer,
+            [&](OpBuilder &cb, Location, Value j, ValueRange inner) {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPoint(cb.getInsertionBlock(),
+                                  cb.getInsertionPoint());
+              Value c = blockClass(batch, head, i, j);
+              scf::YieldOp::create(
+                  b, loc,
+                  ValueRange{arith::MinSIOp::create(b, loc, inner[0], c),
+                             arith::MaxSIOp::create(b, loc, inner[1], c)});
+            });
+        scf::YieldOp::create(b, loc, cols.getResults());
+      });
+  return {rows.getResult(0), rows.getResult(1)};
 }
 
 KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
@@ -467,6 +563,9 @@ KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
   keys.qEnd = min(m.add(qFirst, index(shape.blockRows)), args.sq);
   keys.begin = index(0);
   keys.end = args.sk;
+  // A block mask's full blocks show keys the other masks hide.
+  if (args.blockMask)
+    return keys;
   if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
     std::tie(keys.begin, keys.end) = buildMaskKeyHull(
         b, loc, mask, qFirst, m.sub(keys.qEnd, index(1)), args.sq, args.sk);
@@ -502,11 +601,22 @@ scf::ForOp KernelBuilder::tileLoop(
       [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
         // A tile the block sees whole runs without masks.
         auto compute = [&]() -> SmallVector<Value> {
-          if (op.getMask() || op.getSpans() || !op.getMaskMod().empty())
+          bool blocks = op.getBlockMask() != nullptr;
+          if (!blocks &&
+              (op.getMask() || op.getSpans() || !op.getMaskMod().empty()))
             return body(tileStart, state, /*whole=*/false);
           Value tileLast = m.add(tileStart, index(tile - 1));
           Value whole = m.slt(tileLast, keys.end);
-          if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
+          // Under a block mask only full blocks drop every mask.
+          if (blocks)
+            whole = m.both(
+                whole, classAtLeast(blockClassRange(batch, head, keys.qFirst,
+                                                    keys.qEnd, tileStart,
+                                                    m.add(tileLast, index(1)))
+                                        .first,
+                                    2));
+          else if (StructuredMaskAttrInterface mask =
+                       op.getStructuredMaskAttr())
             whole =
                 m.both(whole, buildMaskTile(b, loc, mask, keys.qFirst,
                                             m.sub(keys.qEnd, index(1)),
@@ -1043,9 +1153,10 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
   // The kernel's arguments are the function's, in the attention's order.
   SmallVector<Value> expected = {attention.getQuery(), attention.getKey(),
                                  attention.getValue()};
-  for (Value operand : {attention.getMask(), attention.getBias(),
-                        attention.getRelBias(), attention.getAdditiveWeight(),
-                        attention.getKvLens(), attention.getSpans()})
+  for (Value operand :
+       {attention.getMask(), attention.getBias(), attention.getRelBias(),
+        attention.getAdditiveWeight(), attention.getKvLens(),
+        attention.getSpans(), attention.getBlockMask()})
     if (operand)
       expected.push_back(operand);
   expected.push_back(attention.getInit());
@@ -1057,8 +1168,9 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
       !llvm::all_of(attention->getUsers(),
                     [&](Operation *user) { return user == ret; }))
     return fail("the kernel function must take (q, k, v, [mask], [bias], "
-                "[rel_bias], [additive_weight], [kv_lens], [spans], out, "
-                "[lse]) and return the attention's results");
+                "[rel_bias], [additive_weight], [kv_lens], [spans], "
+                "[block_mask], out, [lse]) and return the attention's "
+                "results");
   return attention;
 }
 

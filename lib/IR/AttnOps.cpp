@@ -123,6 +123,44 @@ static LogicalResult checkSpans(Operation *op, Value spans, int64_t qHeads,
                          qHeads, "spans size", "one span per query head");
 }
 
+/// A run-time block mask: i8 [B or 1, Hq or 1, ceil(Sq / bq), ceil(Sk / bk)]
+/// with `block_sizes = [bq, bk]`; a tile's is the whole problem's.
+static LogicalResult checkBlockMask(Operation *op, Value blockMask,
+                                    std::optional<ArrayRef<int64_t>> sizes,
+                                    const AttentionDims &dims, bool tile) {
+  if (!blockMask && sizes)
+    return op->emitOpError() << "has block_sizes but no block_mask";
+  if (!blockMask)
+    return success();
+  if (!sizes)
+    return op->emitOpError() << "block_mask needs block_sizes = array<i64: "
+                                "bq, bk> (the block of queries and of keys)";
+  if (sizes->size() != 2 || (*sizes)[0] <= 0 || (*sizes)[1] <= 0)
+    return op->emitOpError()
+           << "block_sizes must be two positive sizes [bq, bk]";
+  if (failed(checkRank(op, blockMask, "block_mask", 4,
+                       "[B or 1, Hq or 1, query blocks, key blocks]")))
+    return failure();
+  if (tile)
+    return success();
+  ArrayRef<int64_t> shape = cast<ShapedType>(blockMask.getType()).getShape();
+  auto blocks = [](int64_t len, int64_t block) {
+    return ShapedType::isDynamic(len) ? len
+                                      : llvm::divideCeilSigned(len, block);
+  };
+  auto either = [&](int64_t actual, int64_t full, const Twine &what) {
+    return actual == 1 ? success()
+                       : checkDim(op, actual, full, what, "or 1: broadcast");
+  };
+  return success(
+      succeeded(either(shape[0], dims.batch, "block_mask dim 0")) &&
+      succeeded(either(shape[1], dims.qHeads, "block_mask dim 1")) &&
+      succeeded(checkDim(op, shape[2], blocks(dims.qLen, (*sizes)[0]),
+                         "block_mask dim 2", "ceil(Sq / bq) query blocks")) &&
+      succeeded(checkDim(op, shape[3], blocks(dims.kvLen, (*sizes)[1]),
+                         "block_mask dim 3", "ceil(Sk / bk) key blocks")));
+}
+
 static LogicalResult checkScale(Operation *op, std::optional<APFloat> scale) {
   if (!scale)
     return success();
@@ -411,7 +449,9 @@ LogicalResult AttentionOp::verify() {
       failed(checkAdditiveWeight(*this, getAdditiveWeight(), getSimilarity(),
                                  *dims, /*tile=*/!getOffsets().empty())) ||
       failed(checkSpans(*this, getSpans(), dims->qHeads,
-                        /*tile=*/!getOffsets().empty())))
+                        /*tile=*/!getOffsets().empty())) ||
+      failed(checkBlockMask(*this, getBlockMask(), getBlockSizes(), *dims,
+                            /*tile=*/!getOffsets().empty())))
     return failure();
   return checkLse(*this, getLseInit(), getLse(), dims->batch, dims->qHeads,
                   dims->qLen, "must match query");
@@ -484,7 +524,9 @@ LogicalResult OnlineAttentionOp::verify() {
       failed(checkAdditiveWeight(*this, getAdditiveWeight(), getSimilarity(),
                                  *dims, /*tile=*/!getOffsets().empty())) ||
       failed(checkSpans(*this, getSpans(), dims->qHeads,
-                        /*tile=*/!getOffsets().empty())))
+                        /*tile=*/!getOffsets().empty())) ||
+      failed(checkBlockMask(*this, getBlockMask(), getBlockSizes(), *dims,
+                            /*tile=*/!getOffsets().empty())))
     return failure();
   return success(
       succeeded(checkRowStatShape(*this, getMax(), "max", dims->batch,

@@ -57,6 +57,8 @@ ATTN_RT_API int32_t attn_rt_bind_operands_on(
           return ATTN_ERR_STATIC_SHAPE;
         continue;
       }
+      if (desc->blocks[d] > 0)
+        continue; /* a block count: checked once every size is bound */
       if (bound[sym] < 0) {
         bound[sym] = size;
         continue;
@@ -68,6 +70,14 @@ ATTN_RT_API int32_t attn_rt_bind_operands_on(
   }
   if (bound[ATTN_SYM_HKV] == 0 || bound[ATTN_SYM_HQ] % bound[ATTN_SYM_HKV])
     return ATTN_ERR_HEADS;
+  for (i = 0; i < n; ++i)
+    for (d = 0; d < descs[i].ndim; ++d) {
+      int64_t block = descs[i].blocks[d], sym = descs[i].dims[d];
+      if (block > 0 &&
+          (bound[sym] < 0 || ((const DLTensor *)tensors[i])->shape[d] !=
+                                 (bound[sym] + block - 1) / block))
+        return ATTN_ERR_SHAPE_MISMATCH;
+    }
 
   /* Pass 2: layouts and pointers. */
   for (i = 0; i < n; ++i) {

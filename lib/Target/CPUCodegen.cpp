@@ -66,6 +66,7 @@ static LogicalResult emitEntryPoint(ModuleOp module, LLVM::LLVMFuncOp kernel,
     const attn_operand_desc &d = operand.desc;
     descWords.append({d.ndim, d.dtype_code, d.dtype_bits});
     descWords.append(std::begin(d.dims), std::end(d.dims));
+    descWords.append(std::begin(d.blocks), std::end(d.blocks));
   }
   auto makeTable = [&](StringRef symbol, ArrayRef<int64_t> words) {
     auto type = LLVM::LLVMArrayType::get(i64, words.size());

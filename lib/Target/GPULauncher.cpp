@@ -57,9 +57,11 @@ std::string mlir::attn::emitCUDALauncher(const KernelSignature &signature,
     tensors +=
         llvm::formatv("{0}{1}", tensors.empty() ? "" : ", ", operand.name);
     const attn_operand_desc &d = operand.desc;
-    descs += llvm::formatv("    {{{0}, {1}, {2}, {{{3}, {4}, {5}, {6}}},\n",
+    descs += llvm::formatv("    {{{0}, {1}, {2}, {{{3}, {4}, {5}, {6}}, {{{7}, "
+                           "{8}, {9}, {10}}},\n",
                            d.ndim, d.dtype_code, d.dtype_bits, d.dims[0],
-                           d.dims[1], d.dims[2], d.dims[3]);
+                           d.dims[1], d.dims[2], d.dims[3], d.blocks[0],
+                           d.blocks[1], d.blocks[2], d.blocks[3]);
   }
   std::string staticSizes;
   for (int64_t s = 0; s < ATTN_NUM_SYMBOLS; ++s)

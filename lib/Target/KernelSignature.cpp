@@ -27,6 +27,8 @@ static FailureOr<std::pair<int64_t, int64_t>> dlpackType(Type type) {
     return std::pair<int64_t, int64_t>{ATTN_DL_BOOL, 8};
   if (type.isInteger(32))
     return std::pair<int64_t, int64_t>{kDLInt, 32};
+  if (type.isInteger(8))
+    return std::pair<int64_t, int64_t>{kDLInt, 8};
   return failure();
 }
 
@@ -72,6 +74,7 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     StringRef name;
     Value value;
     SmallVector<int64_t> dims;
+    SmallVector<int64_t> blocks = {}; // per dim: 0, or a block size
   };
   SmallVector<Role> roles = {
       {"q", kernelOp->getOperand(0),
@@ -92,6 +95,15 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     roles.push_back({"kv_lens", lens, {ATTN_SYM_B}});
   if (Value spans = op ? op.getSpans() : Value())
     roles.push_back({"spans", spans, {ATTN_SYM_HQ}});
+  if (Value blockMask = op ? op.getBlockMask() : Value()) {
+    // [B or 1, Hq or 1, ceil(Sq / bq), ceil(Sk / bk)].
+    SmallVector<int64_t> dims = broadcastDims(blockMask);
+    dims[2] = ATTN_SYM_SQ;
+    dims[3] = ATTN_SYM_SK;
+    ArrayRef<int64_t> sizes = *op.getBlockSizes();
+    roles.push_back(
+        {"block_mask", blockMask, dims, {0, 0, sizes[0], sizes[1]}});
+  }
   roles.push_back({"out", op ? op.getInit() : linear.getInit(),
                    headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
   if (Value lse = op ? op.getLseInit() : Value())
@@ -129,10 +141,15 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     operand.desc.dtype_bits = dtype->second;
     std::fill(std::begin(operand.desc.dims), std::end(operand.desc.dims),
               ATTN_DIM_BROADCAST);
+    std::fill(std::begin(operand.desc.blocks), std::end(operand.desc.blocks),
+              0);
     for (auto [d, symbol] : llvm::enumerate(role.dims)) {
       operand.desc.dims[d] = symbol;
+      if (d < role.blocks.size())
+        operand.desc.blocks[d] = role.blocks[d];
       int64_t size = type.getDimSize(d);
-      if (symbol != ATTN_DIM_BROADCAST && !ShapedType::isDynamic(size))
+      if (symbol != ATTN_DIM_BROADCAST && !ShapedType::isDynamic(size) &&
+          !operand.desc.blocks[d])
         signature.staticSizes[symbol] = size;
     }
     signature.operands.push_back(operand);
@@ -153,6 +170,8 @@ std::string mlir::attn::emitCHeader(const KernelSignature &signature,
         text += ", ";
       if (symbol == ATTN_DIM_BROADCAST)
         text += "1";
+      else if (int64_t block = operand.desc.blocks[d])
+        text += llvm::formatv("ceil({0}/{1})", symbolNames[symbol], block);
       else if (signature.staticSizes[symbol] >= 0)
         text += llvm::formatv("{0}={1}", symbolNames[symbol],
                               signature.staticSizes[symbol]);
@@ -165,6 +184,10 @@ std::string mlir::attn::emitCHeader(const KernelSignature &signature,
     return text + "] " + elementType;
   };
 
+  auto has = [&](StringRef name) {
+    return llvm::any_of(signature.operands,
+                        [&](const KernelOperand &o) { return o.name == name; });
+  };
   bool cuda = device == KernelDevice::CUDA;
   std::string guard = StringRef(name).upper() + "_H";
   std::string params, docs;
@@ -240,11 +263,14 @@ enum {{
       cuda ? "\n                                 (K and V of a tensor-core "
              "kernel: 16 bytes)"
            : "",
-      llvm::any_of(signature.operands,
-                   [](const KernelOperand &o) { return o.name == "lse"; })
-          ? "\n * `lse` gets each query row's log-sum-exp (natural log; "
-            "-inf for a row\n * that sees no key)."
-          : "");
+      (has("lse") ? "\n * `lse` gets each query row's log-sum-exp (natural "
+                    "log; -inf for a row\n * that sees no key)."
+                  : std::string()) +
+          (has("block_mask")
+               ? "\n * `block_mask` holds one class per (query block, key "
+                 "block): 0 hides the\n * block, 2 shows it whatever the "
+                 "other masks say, 1 leaves it to them."
+               : ""));
 }
 
 SmallVector<std::string> mlir::attn::kernelLinkFlags() {

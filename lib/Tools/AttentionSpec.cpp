@@ -111,6 +111,8 @@ std::string AttentionSpec::str() const {
     os << ",lse=true";
   if (spans)
     os << ",spans=random";
+  if (blockMask[0])
+    os << ",block_mask=random:" << blockMask[0] << ":" << blockMask[1];
   if (dynamicBatch || dynamicHeads || dynamicSeq) {
     os << ",dynamic=";
     if (dynamicBatch)
@@ -349,16 +351,36 @@ static llvm::Error parseKind(StringRef value, AttentionSpec &spec) {
   return llvm::Error::success();
 }
 
+/// `block_mask=none` or `random:BQ:BK`.
+static llvm::Error parseBlockMask(StringRef value, AttentionSpec &spec) {
+  if (value == "none")
+    return llvm::Error::success();
+  SmallVector<StringRef> parts;
+  value.split(parts, ':');
+  if (parts.size() != 3 || parts[0] != "random")
+    return specError("unknown 'block_mask' value '" + value +
+                     "' (expected none or random:BQ:BK)");
+  for (int i = 0; i < 2; ++i) {
+    llvm::Expected<int64_t> size = parseSize(
+        i ? "block_mask key block" : "block_mask query block", parts[i + 1]);
+    if (!size)
+      return size.takeError();
+    spec.blockMask[i] = *size;
+  }
+  return llvm::Error::success();
+}
+
 /// attn.linear_attention has no softmax: no scale, score mod, key lengths or
 /// lse, and of the masks only causal.
 static llvm::Error checkLinearKind(const AttentionSpec &spec) {
   const char *unsupported = spec.scale         ? "scale"
                             : spec.temperature ? "temperature"
                             : spec.mod != AttentionSpec::ScoreMod::None ? "mod"
-                            : spec.kvLens ? "kv_lens"
-                            : spec.spans  ? "spans"
-                            : spec.lse    ? "lse"
-                                          : nullptr;
+                            : spec.kvLens       ? "kv_lens"
+                            : spec.spans        ? "spans"
+                            : spec.blockMask[0] ? "block_mask"
+                            : spec.lse          ? "lse"
+                                                : nullptr;
   if (unsupported)
     return specError("'kind=linear' takes no '" + Twine(unsupported) +
                      "' (linear attention has no softmax)");
@@ -373,9 +395,10 @@ static llvm::Error checkLinearKind(const AttentionSpec &spec) {
 
 llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
   static constexpr const char *kKnownKeys[] = {
-      "b",   "hq",          "hkv",     "sq",   "sk",    "d",
-      "dv",  "dtype",       "layout",  "kind", "scale", "mask",
-      "mod", "temperature", "kv_lens", "lse",  "spans", "dynamic"};
+      "b",     "hq",    "hkv",        "sq",          "sk",
+      "d",     "dv",    "dtype",      "layout",      "kind",
+      "scale", "mask",  "mod",        "temperature", "kv_lens",
+      "lse",   "spans", "block_mask", "dynamic"};
 
   if (text.trim().empty())
     return specError("the spec is empty; required keys are b, hq, sq, d");
@@ -394,7 +417,7 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
       return specError("unknown key '" + key +
                        "' (expected b, hq, hkv, sq, sk, d, dv, dtype, layout, "
                        "kind, scale, mask, mod, temperature, kv_lens, lse, "
-                       "spans or dynamic)");
+                       "spans, block_mask or dynamic)");
     if (!values.try_emplace(key, value).second)
       return specError("duplicate key '" + key + "'");
   }
@@ -484,6 +507,10 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
                        "' (expected " + flag.off + " or " + flag.on + ")");
     *flag.field = value == flag.on;
   }
+
+  if (values.count("block_mask"))
+    if (llvm::Error error = parseBlockMask(values.lookup("block_mask"), spec))
+      return std::move(error);
 
   if (values.count("dynamic"))
     if (llvm::Error error = parseDynamic(values.lookup("dynamic"), spec))
@@ -682,6 +709,18 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
     argTypes.push_back(RankedTensorType::get(
         {spec.dynamicHeads ? ShapedType::kDynamic : spec.qHeads},
         b.getI32Type()));
+  if (spec.blockMask[0]) {
+    auto blocks = [&](int64_t len, int64_t block) {
+      return spec.dynamicSeq ? ShapedType::kDynamic
+                             : llvm::divideCeilSigned(len, block);
+    };
+    argTypes.push_back(RankedTensorType::get(
+        {spec.dynamicBatch ? ShapedType::kDynamic : spec.batch,
+         spec.dynamicHeads ? ShapedType::kDynamic : spec.qHeads,
+         blocks(spec.qLen, spec.blockMask[0]),
+         blocks(spec.kvLen, spec.blockMask[1])},
+        b.getI8Type()));
+  }
   SmallVector<Type> resultTypes = {outType};
   if (spec.lse)
     resultTypes.push_back(RankedTensorType::get(
@@ -727,18 +766,20 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   };
   Value table = optionalArg(relpos), weight = optionalArg(additive);
   Value lens = optionalArg(spec.kvLens), spans = optionalArg(spec.spans);
+  Value blockMask = optionalArg(spec.blockMask[0]);
   auto attention = AttentionOp::create(
       b, loc, resultTypes, entry->getArgument(0), entry->getArgument(1),
       entry->getArgument(2), /*mask=*/Value(), /*bias=*/Value(), table, weight,
-      lens, spans, /*offsets=*/ValueRange(), /*extents=*/ValueRange(),
-      inits.front(),
+      lens, spans, blockMask, /*offsets=*/ValueRange(),
+      /*extents=*/ValueRange(), inits.front(),
       /*lse_init=*/spec.lse ? inits.back() : Value(), scale, mask, spec.layout,
       spec.kind == AttentionSpec::Kind::Gaussian ? Similarity::Gaussian
       : additive                                 ? Similarity::Additive
                                                  : Similarity::Dot,
       relpos ? RelPosAttr::get(ctx, spec.relposBuckets, spec.relposMaxDistance,
                                spec.relposBidirectional)
-             : RelPosAttr());
+             : RelPosAttr(),
+      blockMask ? b.getDenseI64ArrayAttr(spec.blockMask) : DenseI64ArrayAttr());
   if (spec.mod == AttentionSpec::ScoreMod::Alibi ||
       spec.mod == AttentionSpec::ScoreMod::Softcap)
     buildScoreMod(b, loc, attention, spec);

@@ -112,9 +112,10 @@ static bool structuredVisible(const ReferenceProblem &p, int64_t i, int64_t j) {
   return !p.structuredMask || maskShows(*p.structuredMask, p, i, j);
 }
 
-/// Every mask together: structured, i1 tensor, kv_lens and mask_mod.
-static bool isKeyVisible(const ReferenceProblem &p, int64_t b, int64_t h,
-                         int64_t i, int64_t j) {
+/// Every mask but the block mask: structured, i1 tensor, kv_lens, spans and
+/// mask_mod.
+static bool isVisibleByOthers(const ReferenceProblem &p, int64_t b, int64_t h,
+                              int64_t i, int64_t j) {
   if (!structuredVisible(p, i, j))
     return false;
   if (p.maskData && !p.maskData[broadcastOffset(p.maskDims, b, h, i, j)])
@@ -124,6 +125,16 @@ static bool isKeyVisible(const ReferenceProblem &p, int64_t b, int64_t h,
   if (p.spans && j < i - p.spans[h])
     return false;
   return !p.maskMod || p.maskMod(b, h, i, j);
+}
+
+/// Every mask together: the block mask's class decides, 1 defers.
+static bool isKeyVisible(const ReferenceProblem &p, int64_t b, int64_t h,
+                         int64_t i, int64_t j) {
+  if (!p.blockMask)
+    return isVisibleByOthers(p, b, h, i, j);
+  int8_t c = p.blockMask[broadcastOffset(
+      p.blockMaskDims, b, h, i / p.blockSizes[0], j / p.blockSizes[1])];
+  return c >= 2 || (c == 1 && isVisibleByOthers(p, b, h, i, j));
 }
 
 int64_t mlir::attn::countVisiblePairs(const ReferenceProblem &p) {

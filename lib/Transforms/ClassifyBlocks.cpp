@@ -7,7 +7,8 @@
 // Block classification. The attn-classify-blocks pass cuts each query tile
 // to the keys its structured mask and kv_lens can show (so no lowering visits
 // the rest); classifyKeyTile, which the fused loop calls per key tile, decides
-// skip / full / partial from the structured mask and the mask_mod's bounds.
+// skip / full / partial from the structured mask, the mask_mod's bounds and
+// the classes of a run-time block mask's blocks under the tile.
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,6 +93,10 @@ static Value keyBeginFromSpans(OpBuilder &b, Location loc, AttentionOp op,
 FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
                                                   AttentionOp op,
                                                   int64_t keyTile) {
+  if (op.getBlockMask())
+    return rewriter.notifyMatchFailure(
+        op, "a block mask's full blocks show keys the other masks hide; its "
+            "tiles are skipped one by one in the fused loop");
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Location loc = op.getLoc();
@@ -152,10 +157,10 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
   auto cut = AttentionOp::create(
       rewriter, loc, op->getResultTypes(), op.getQuery(), keys.key, keys.value,
       keys.mask, keys.bias, op.getRelBias(), op.getAdditiveWeight(),
-      lengthsEnd ? Value() : op.getKvLens(), op.getSpans(), keys.offsets,
-      position.extents, op.getInit(), op.getLseInit(), op.getScaleAttr(),
-      op.getStructuredMaskAttr(), op.getLayoutAttr(), op.getSimilarityAttr(),
-      op.getRelposAttr());
+      lengthsEnd ? Value() : op.getKvLens(), op.getSpans(), op.getBlockMask(),
+      keys.offsets, position.extents, op.getInit(), op.getLseInit(),
+      op.getScaleAttr(), op.getStructuredMaskAttr(), op.getLayoutAttr(),
+      op.getSimilarityAttr(), op.getRelposAttr(), op.getBlockSizesAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), cut->getRegions()))
     if (!from.empty())
       rewriter.cloneRegionBefore(from, to, to.end());
@@ -163,11 +168,78 @@ FailureOr<AttentionOp> mlir::attn::classifyBlocks(RewriterBase &rewriter,
   return cut;
 }
 
-KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,
-                                         AttentionOp op,
-                                         const AttentionPosition &position,
-                                         Value qLen, Value kvStart,
-                                         Value kvSize) {
+/// The least and greatest class (i8) of the block_mask blocks under the
+/// tile: batches, heads and queries of `op` at `position`, keys [kvFirst,
+/// kvLast]. A broadcast (size-1) dimension is read at 0.
+static std::pair<Value, Value>
+blockClassRange(OpBuilder &b, Location loc, AttentionOp op,
+                const AttentionPosition &position, Value qLen, Value kvFirst,
+                Value kvLast) {
+  IndexMath m{b, loc};
+  Value blockMask = op.getBlockMask();
+  ArrayRef<int64_t> blockSizes = *op.getBlockSizes();
+  Layout layout = op.getLayout();
+  auto querySize = [&](int64_t dim) {
+    return getValueOrCreateConstantIndexOp(
+        b, loc, tensor::getMixedSize(b, loc, op.getQuery(), dim));
+  };
+  auto blockOf = [&](Value x, int64_t size) {
+    return arith::DivUIOp::create(b, loc, x, m.constant(size)).getResult();
+  };
+  Value one = m.constant(1);
+  Value qFirst = position.offsets[2];
+  Value qLast = m.sub(m.add(qFirst, qLen), one);
+  // [first, last] of each block_mask dimension the tile covers.
+  std::pair<Value, Value> ranges[4] = {
+      {position.offsets[0],
+       m.sub(m.add(position.offsets[0], querySize(0)), one)},
+      {position.offsets[1],
+       m.sub(m.add(position.offsets[1], querySize(getHeadDimPos(layout))),
+             one)},
+      {blockOf(qFirst, blockSizes[0]), blockOf(qLast, blockSizes[0])},
+      {blockOf(kvFirst, blockSizes[1]), blockOf(kvLast, blockSizes[1])}};
+  Type i8 = b.getI8Type();
+  auto classConstant = [&](int64_t c) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i8, c);
+  };
+  SmallVector<Value, 4> indices;
+  std::function<SmallVector<Value>(OpBuilder &, Location, unsigned, ValueRange)>
+      reduce = [&](OpBuilder &lb, Location ll, unsigned d,
+                   ValueRange bounds) -> SmallVector<Value> {
+    if (d == 4) {
+      Value c = tensor::ExtractOp::create(lb, ll, blockMask, indices);
+      return {arith::MinSIOp::create(lb, ll, bounds[0], c),
+              arith::MaxSIOp::create(lb, ll, bounds[1], c)};
+    }
+    // Broadcast dimensions stay at 0: clamp to the last index.
+    IndexMath lm{lb, ll};
+    Value last = lm.sub(getValueOrCreateConstantIndexOp(
+                            lb, ll, tensor::getMixedSize(lb, ll, blockMask, d)),
+                        lm.constant(1));
+    Value first = arith::MinSIOp::create(lb, ll, ranges[d].first, last);
+    Value end = lm.add(arith::MinSIOp::create(lb, ll, ranges[d].second, last),
+                       lm.constant(1));
+    auto loop = scf::ForOp::create(
+        lb, ll, first, end, lm.constant(1), bounds,
+        [&](OpBuilder &ib, Location il, Value x, ValueRange inner) {
+          indices.push_back(x);
+          SmallVector<Value> next = reduce(ib, il, d + 1, inner);
+          indices.pop_back();
+          scf::YieldOp::create(ib, il, next);
+        });
+    return loop.getResults();
+  };
+  SmallVector<Value> bounds =
+      reduce(b, loc, 0, ValueRange{classConstant(2), classConstant(0)});
+  return {bounds[0], bounds[1]};
+}
+
+/// How the rules (structured mask, mask_mod) treat the tile; `cut` says
+/// whether attn-classify-blocks cut the keys a band mask hides.
+static KeyTileClass classifyByRules(OpBuilder &b, Location loc, AttentionOp op,
+                                    const AttentionPosition &position,
+                                    Value qLen, Value kvStart, Value kvSize,
+                                    bool cut) {
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
   Region &maskMod = op.getMaskMod();
   if (!mask && maskMod.empty())
@@ -183,7 +255,7 @@ KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,
                       kvFirst, m.sub(m.add(kvFirst, kvSize), one),
                       position.extents[0], position.extents[1]);
     // The cut leaves no key of a band that no query sees.
-    tile = {isBandMask(mask) ? Value() : pairs.hidesAll, pairs.showsAll};
+    tile = {cut && isBandMask(mask) ? Value() : pairs.hidesAll, pairs.showsAll};
   }
   if (maskMod.empty())
     return tile;
@@ -210,6 +282,38 @@ KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,
                         .getResult()
                   : bounds->hidesAll;
   return {hidden, m.both(tile.full, bounds->showsAll)};
+}
+
+KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,
+                                         AttentionOp op,
+                                         const AttentionPosition &position,
+                                         Value qLen, Value kvStart,
+                                         Value kvSize) {
+  // attn-classify-blocks cuts nothing under a block mask (a full block shows
+  // keys the rules hide).
+  Value blockMask = op.getBlockMask();
+  KeyTileClass rules = classifyByRules(b, loc, op, position, qLen, kvStart,
+                                       kvSize, /*cut=*/!blockMask);
+  if (!blockMask)
+    return rules;
+  IndexMath m{b, loc};
+  Value kvFirst = m.add(position.offsets[3], kvStart);
+  auto [least, greatest] =
+      blockClassRange(b, loc, op, position, qLen, kvFirst,
+                      m.sub(m.add(kvFirst, kvSize), m.constant(1)));
+  auto classIs = [&](arith::CmpIPredicate predicate, Value c, int64_t v) {
+    return arith::CmpIOp::create(
+               b, loc, predicate, c,
+               arith::ConstantIntOp::create(b, loc, b.getI8Type(), v))
+        .getResult();
+  };
+  // Hidden: every block is empty, or none is full and the rules hide all.
+  Value hidden = classIs(arith::CmpIPredicate::sle, greatest, 0);
+  if (rules.hidden)
+    hidden = arith::OrIOp::create(
+        b, loc, hidden,
+        m.both(classIs(arith::CmpIPredicate::slt, greatest, 2), rules.hidden));
+  return {hidden, rules.full, classIs(arith::CmpIPredicate::sge, least, 2)};
 }
 
 namespace {

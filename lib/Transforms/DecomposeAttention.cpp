@@ -378,6 +378,10 @@ Value AttentionDecomposer<OpTy>::maskedScores(Value scores) {
         }
         if (!maskMod.empty())
           hideUnless(inlineRegion(nb, maskMod, {bAbs, hAbs, iAbs, jAbs}));
+        if (Value blockMask = op.getBlockMask())
+          visible =
+              buildBlockMaskVisible(nb, nl, blockMask, *op.getBlockSizes(),
+                                    {bAbs, hAbs, iAbs, jAbs}, visible);
         linalg::YieldOp::create(
             nb, nl,
             ValueRange{arith::SelectOp::create(nb, nl, visible, s, negInf)});

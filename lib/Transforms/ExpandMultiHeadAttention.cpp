@@ -154,13 +154,13 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
       rewriter, loc, attnInit.getType(), /*lse=*/Type(), q, k, v, op.getMask(),
       op.getBias(), /*rel_bias=*/Value(),
       /*additive_weight=*/Value(), op.getKvLens(),
-      /*spans=*/Value(),
+      /*spans=*/Value(), /*block_mask=*/Value(),
       /*offsets=*/ValueRange(),
       /*extents=*/ValueRange(), attnInit, /*lse_init=*/Value(),
       op.getScaleAttr(), op.getStructuredMaskAttr(),
       LayoutAttr::get(rewriter.getContext(), Layout::BSHD),
       SimilarityAttr::get(rewriter.getContext(), Similarity::Dot),
-      /*relpos=*/RelPosAttr());
+      /*relpos=*/RelPosAttr(), /*block_sizes=*/DenseI64ArrayAttr());
   rewriter.inlineRegionBefore(op.getScoreMod(), attention.getScoreMod(),
                               attention.getScoreMod().end());
   rewriter.inlineRegionBefore(op.getMaskMod(), attention.getMaskMod(),

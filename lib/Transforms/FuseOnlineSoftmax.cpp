@@ -83,27 +83,43 @@ mlir::attn::fuseOnlineSoftmax(RewriterBase &rewriter, AttentionOp op,
         Value size = arith::MinSIOp::create(b, nl, tile, rest);
         OnlineStepOperands operands =
             sliceOnlineStep(b, nl, op, position, kv, size);
-        auto step = [&](OpBuilder &sb, Location sl, bool masked) {
+        auto step = [&](OpBuilder &sb, Location sl, StepMasks masks) {
           OnlineAttentionOp online = createOnlineAttentionStep(
-              sb, sl, op, position, operands, carried, masked);
+              sb, sl, op, position, operands, carried, masks);
           scf::YieldOp::create(sb, sl, online.getResults());
         };
         // Tiles the mask rules fully show skip their per-element test; only
-        // the tiles on an edge apply them.
+        // the tiles on an edge apply them. Tiles of full run-time blocks
+        // apply no mask at all.
         KeyTileClass keys =
             classifyKeyTile(b, nl, op, position, qLen, kv, size);
-        auto compute = [&](OpBuilder &cb, Location cl) {
+        auto edgeOrRules = [&](OpBuilder &cb, Location cl) {
           if (!keys.full)
-            return step(cb, cl, /*masked=*/true);
+            return step(cb, cl, StepMasks::All);
           auto branch = scf::IfOp::create(
               cb, cl, keys.full,
-              [&](OpBuilder &tb, Location tl) { step(tb, tl, false); },
-              [&](OpBuilder &eb, Location el) { step(eb, el, true); });
+              [&](OpBuilder &tb, Location tl) {
+                step(tb, tl, StepMasks::NoRules);
+              },
+              [&](OpBuilder &eb, Location el) {
+                step(eb, el, StepMasks::All);
+              });
+          scf::YieldOp::create(cb, cl, branch.getResults());
+        };
+        auto compute = [&](OpBuilder &cb, Location cl) {
+          if (!keys.blocksFull)
+            return edgeOrRules(cb, cl);
+          auto branch = scf::IfOp::create(
+              cb, cl, keys.blocksFull,
+              [&](OpBuilder &tb, Location tl) {
+                step(tb, tl, StepMasks::None);
+              },
+              edgeOrRules);
           scf::YieldOp::create(cb, cl, branch.getResults());
         };
         if (!keys.hidden)
           return compute(b, nl);
-        // Tiles the mask_mod hides whole leave the statistics as they are.
+        // Tiles the masks hide whole leave the statistics as they are.
         auto skip = scf::IfOp::create(
             b, nl, keys.hidden,
             [&](OpBuilder &tb, Location tl) {

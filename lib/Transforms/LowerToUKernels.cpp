@@ -111,9 +111,9 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
                                           : StringRef();
   if (name.empty())
     return rewriter.notifyMatchFailure(op, "no micro-kernel for this type");
-  if (op.getKvLens() || op.getSpans())
+  if (op.getKvLens() || op.getSpans() || op.getBlockMask())
     return rewriter.notifyMatchFailure(
-        op, "the micro-kernel takes no kv_lens or spans operand");
+        op, "the micro-kernel takes no kv_lens, spans or block_mask operand");
   if (!op.getScoreMod().empty() || op.getRelBias() ||
       op.getSimilarity() == Similarity::Additive)
     return rewriter.notifyMatchFailure(

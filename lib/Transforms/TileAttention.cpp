@@ -192,9 +192,10 @@ mlir::attn::tileAttention(RewriterBase &rewriter, AttentionOp op,
       mask ? sliceOptional(mask, broadcastDims(mask)) : Value(),
       bias ? sliceOptional(bias, broadcastDims(bias)) : Value(),
       op.getRelBias(), op.getAdditiveWeight(),
-      sliceOptional(op.getKvLens(), "b"), op.getSpans(), offsets, extents,
-      outTile, lseTile, op.getScaleAttr(), op.getStructuredMaskAttr(),
-      op.getLayoutAttr(), op.getSimilarityAttr(), op.getRelposAttr());
+      sliceOptional(op.getKvLens(), "b"), op.getSpans(), op.getBlockMask(),
+      offsets, extents, outTile, lseTile, op.getScaleAttr(),
+      op.getStructuredMaskAttr(), op.getLayoutAttr(), op.getSimilarityAttr(),
+      op.getRelposAttr(), op.getBlockSizesAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), tile->getRegions()))
     if (!from.empty())
       rewriter.cloneRegionBefore(from, to, to.end());

@@ -177,10 +177,10 @@ tileOnlineAttention(OpBuilder &b, OnlineAttentionOp online,
   auto tiled = OnlineAttentionOp::create(
       b, loc, ValueRange(outs).getTypes(), q, k, v, mask, bias,
       online.getRelBias(), online.getAdditiveWeight(), kvLens,
-      online.getSpans(), position, extents, outs[0], outs[1], outs[2],
-      online.getScaleAttr(), online.getStructuredMaskAttr(),
+      online.getSpans(), online.getBlockMask(), position, extents, outs[0],
+      outs[1], outs[2], online.getScaleAttr(), online.getStructuredMaskAttr(),
       online.getLayoutAttr(), online.getSimilarityAttr(),
-      online.getRelposAttr());
+      online.getRelposAttr(), online.getBlockSizesAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), tiled->getRegions()))
     if (!from.empty())
       b.cloneRegionBefore(from, to, to.end());

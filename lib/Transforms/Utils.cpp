@@ -174,6 +174,39 @@ AffineMap mlir::attn::getLoopsMap(MLIRContext *ctx, unsigned numLoops,
   return AffineMap::get(numLoops, 0, exprs, ctx);
 }
 
+Value mlir::attn::buildBlockMaskVisible(OpBuilder &b, Location loc,
+                                        Value blockMask,
+                                        ArrayRef<int64_t> blockSizes,
+                                        ValueRange indices,
+                                        Value visibleByOthers) {
+  IndexMath m{b, loc};
+  auto type = cast<RankedTensorType>(blockMask.getType());
+  SmallVector<Value, 4> at;
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    Value x = index;
+    if (d >= 2)
+      x = arith::DivUIOp::create(b, loc, x, m.constant(blockSizes[d - 2]));
+    else if (type.getDimSize(d) == 1)
+      x = m.constant(0);
+    else
+      x = arith::MinSIOp::create(
+          b, loc, x,
+          m.sub(getValueOrCreateConstantIndexOp(
+                    b, loc, tensor::getMixedSize(b, loc, blockMask, d)),
+                m.constant(1)));
+    at.push_back(x);
+  }
+  Value c = tensor::ExtractOp::create(b, loc, blockMask, at);
+  auto classIs = [&](arith::CmpIPredicate predicate, int64_t v) {
+    return arith::CmpIOp::create(
+        b, loc, predicate, c,
+        arith::ConstantIntOp::create(b, loc, b.getI8Type(), v));
+  };
+  return arith::OrIOp::create(
+      b, loc, classIs(arith::CmpIPredicate::sge, 2),
+      m.both(classIs(arith::CmpIPredicate::eq, 1), visibleByOthers));
+}
+
 FinalizeOnlineAttentionOp mlir::attn::createFinalize(OpBuilder &b, Location loc,
                                                      AttentionOp op,
                                                      ValueRange statistics) {
@@ -204,18 +237,20 @@ mlir::attn::sliceOnlineStep(OpBuilder &b, Location loc, AttentionOp op,
 OnlineAttentionOp mlir::attn::createOnlineAttentionStep(
     OpBuilder &b, Location loc, AttentionOp op,
     const AttentionPosition &position, const OnlineStepOperands &operands,
-    ValueRange statistics, bool withMaskRules) {
+    ValueRange statistics, StepMasks masks) {
+  bool rules = masks == StepMasks::All, data = masks != StepMasks::None;
   auto online = OnlineAttentionOp::create(
       b, loc, statistics.getTypes(), op.getQuery(), operands.key,
-      operands.value, operands.mask, operands.bias, op.getRelBias(),
-      op.getAdditiveWeight(), operands.kvLens, op.getSpans(), operands.offsets,
-      position.extents, statistics[0], statistics[1], statistics[2],
-      op.getScaleAttr(),
-      withMaskRules ? op.getStructuredMaskAttr()
-                    : StructuredMaskAttrInterface(),
-      op.getLayoutAttr(), op.getSimilarityAttr(), op.getRelposAttr());
+      operands.value, data ? operands.mask : Value(), operands.bias,
+      op.getRelBias(), op.getAdditiveWeight(), data ? operands.kvLens : Value(),
+      data ? op.getSpans() : Value(), data ? op.getBlockMask() : Value(),
+      operands.offsets, position.extents, statistics[0], statistics[1],
+      statistics[2], op.getScaleAttr(),
+      rules ? op.getStructuredMaskAttr() : StructuredMaskAttrInterface(),
+      op.getLayoutAttr(), op.getSimilarityAttr(), op.getRelposAttr(),
+      data ? op.getBlockSizesAttr() : DenseI64ArrayAttr());
   for (auto [from, to] : llvm::zip(op->getRegions(), online->getRegions()))
-    if (!from.empty() && (withMaskRules || &from != &op.getMaskMod()))
+    if (!from.empty() && (rules || &from != &op.getMaskMod()))
       b.cloneRegionBefore(from, to, to.end());
   return online;
 }

@@ -29,7 +29,7 @@ func.func @two(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>)
 
 func.func @shared_operand(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>)
     -> tensor<1x1x8x8xf32> {
-  // expected-error @+1 {{attn-convert-to-gpu: the kernel function must take (q, k, v, [mask], [bias], [rel_bias], [additive_weight], [kv_lens], [spans], out, [lse]) and return the attention's results}}
+  // expected-error @+1 {{attn-convert-to-gpu: the kernel function must take (q, k, v, [mask], [bias], [rel_bias], [additive_weight], [kv_lens], [spans], [block_mask], out, [lse]) and return the attention's results}}
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x8xf32>,
                           tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>)
       outs(%o : tensor<1x1x8x8xf32>) -> tensor<1x1x8x8xf32>

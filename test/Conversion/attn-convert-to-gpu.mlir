@@ -387,3 +387,43 @@ func.func @spans(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
       -> tensor<1x2x?x32xf32>
   return %0 : tensor<1x2x?x32xf32>
 }
+
+// -----
+
+// A run-time block mask (heads broadcast): the key loop covers every key
+// (full blocks show keys the causal rule hides); per key tile the least and
+// greatest class of its blocks skip the tile (all empty, or none full while
+// causal hides it) or run it whole (all full, keys in range); each score of
+// the other tiles reads its block's class.
+// CHECK-LABEL: gpu.func @block_mask
+// CHECK-SAME: %[[M:[a-z0-9_]+]]: memref<?xi8>, %{{[a-z0-9_]+}}: memref<?xf32>, %{{[a-z0-9_]+}}: index, %[[SQ:[a-z0-9_]+]]: index, %[[SK:[a-z0-9_]+]]: index
+// CHECK-DAG: %[[QBLOCKS:.+]] = arith.ceildivui %[[SQ]], %c64 : index
+// CHECK-DAG: %[[KBLOCKS:.+]] = arith.ceildivui %[[SK]], %c32 : index
+// CHECK: scf.for %{{.+}} = %c0 to %[[SK]] step %c32
+// CHECK: %[[RANGE:.+]]:2 = scf.for %{{.+}} iter_args(%{{.+}} = %c2_i8, %{{.+}} = %c0_i8) -> (i8, i8)
+// CHECK: scf.for
+// CHECK: memref.load %[[M]][%{{.+}}] : memref<?xi8>
+// CHECK: %[[NOFULL:.+]] = arith.cmpi slt, %[[RANGE]]#1, %c2_i8 : i8
+// CHECK: %[[EMPTY:.+]] = arith.cmpi slt, %[[RANGE]]#1, %c1_i8 : i8
+// CHECK: %[[HIDDEN:.+]] = arith.andi %[[NOFULL]], %{{.+}} : i1
+// CHECK: %[[SKIP:.+]] = arith.ori %[[EMPTY]], %[[HIDDEN]] : i1
+// CHECK: scf.if %[[SKIP]]
+// CHECK: } else {
+// CHECK: %[[LEAST:.+]]:2 = scf.for
+// CHECK: %[[FULL:.+]] = arith.cmpi sge, %[[LEAST]]#0, %c2_i8 : i8
+// CHECK: %[[WHOLE:.+]] = arith.andi %{{.+}}, %[[FULL]] : i1
+// CHECK: scf.if %[[WHOLE]]
+// CHECK: } else {
+// CHECK: %[[C:.+]] = memref.load %[[M]][%{{.+}}] : memref<?xi8>
+// CHECK-DAG: arith.cmpi eq, %[[C]], %c1_i8 : i8
+// CHECK-DAG: arith.cmpi sge, %[[C]], %c2_i8 : i8
+func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
+                      %v: tensor<1x2x?x32xf32>, %m: tensor<1x1x?x?xi8>,
+                      %o: tensor<1x2x?x32xf32>) -> tensor<1x2x?x32xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x?x32xf32>,
+                          tensor<1x2x?x32xf32>, tensor<1x2x?x32xf32>)
+      block_mask(%m : tensor<1x1x?x?xi8>) outs(%o : tensor<1x2x?x32xf32>)
+      {block_sizes = array<i64: 64, 32>,
+       structured_mask = #attn.causal<top_left>} -> tensor<1x2x?x32xf32>
+  return %0 : tensor<1x2x?x32xf32>
+}

@@ -205,3 +205,28 @@ func.func @spans(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x64x8xf32>,
       outs(%o : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %0 : tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// A block mask's full blocks show keys the causal mask hides: no cut (the
+// fused loop skips its tiles one by one).
+// CHECK-LABEL: func.func @block_mask
+// CHECK-NOT: tensor.extract_slice
+// CHECK: attn.attention ins(%{{.+}} : tensor<1x2x16x8xf32>, tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>) block_mask(
+// GRID-LABEL: func.func @block_mask
+// GRID-NOT: tensor.extract_slice
+func.func @block_mask(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x64x8xf32>,
+                      %m: tensor<1x2x4x4xi8>, %o: tensor<1x2x16x8xf32>,
+                      %i: index) -> tensor<1x2x16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>,
+                          tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>)
+      block_mask(%m : tensor<1x2x4x4xi8>)
+      offsets(%c0, %c0, %i, %c0 : index, index, index, index)
+      extents(%c64, %c64 : index, index)
+      outs(%o : tensor<1x2x16x8xf32>)
+      {block_sizes = array<i64: 16, 16>,
+       structured_mask = #attn.causal<top_left>} -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}

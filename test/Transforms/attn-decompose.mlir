@@ -350,3 +350,30 @@ func.func @spans(%q: tensor<1x4x8x16xf32>, %s: tensor<4xi32>,
       -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+// A run-time block mask decides before the other masks: the class of the
+// pair's block (heads broadcast: index 0) shows it at 2 or more, leaves it
+// to the causal mask at 1, hides it otherwise.
+// CHECK-LABEL: func.func @block_mask
+// CHECK-SAME: %[[M:[a-z0-9_]+]]: tensor<1x1x2x4xi8>
+// CHECK: linalg.generic
+// CHECK: %[[CAUSAL:.+]] = arith.cmpi sle, %{{.+}}, %{{.+}} : index
+// CHECK: %[[QB:.+]] = arith.divui %{{.+}}, %c4 : index
+// CHECK: %[[KB:.+]] = arith.divui %{{.+}}, %c2 : index
+// CHECK: %[[C:.+]] = tensor.extract %[[M]][%c0, %c0, %[[QB]], %[[KB]]] : tensor<1x1x2x4xi8>
+// CHECK: %[[FULL:.+]] = arith.cmpi sge, %[[C]], %c2_i8 : i8
+// CHECK: %[[PARTIAL:.+]] = arith.cmpi eq, %[[C]], %c1_i8 : i8
+// CHECK: %[[BY_CAUSAL:.+]] = arith.andi %[[PARTIAL]], %[[CAUSAL]] : i1
+// CHECK: %[[SHOWN:.+]] = arith.ori %[[FULL]], %[[BY_CAUSAL]] : i1
+// CHECK: arith.select %[[SHOWN]]
+func.func @block_mask(%q: tensor<1x4x8x16xf32>, %m: tensor<1x1x2x4xi8>,
+                      %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      block_mask(%m : tensor<1x1x2x4xi8>) outs(%o : tensor<1x4x8x16xf32>)
+      {block_sizes = array<i64: 4, 2>,
+       structured_mask = #attn.causal<top_left>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}

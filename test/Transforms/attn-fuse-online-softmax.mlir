@@ -245,3 +245,54 @@ func.func @lse(%q: tensor<1x4x64x16xf32>, %o: tensor<1x4x64x16xf32>,
       -> tensor<1x4x64x16xf32>, tensor<1x4x64xf32>
   return %0#0, %0#1 : tensor<1x4x64x16xf32>, tensor<1x4x64xf32>
 }
+
+// -----
+
+// A run-time block mask: per key tile, the least and greatest class of the
+// blocks under it (loops over heads, query blocks and key blocks). A tile of
+// empty blocks, or of no full block where causal hides it all, is skipped;
+// a tile of full blocks steps with no mask at all; a tile causal shows whole
+// steps without the causal rule but keeps the block mask; the rest apply
+// everything.
+// CHECK-LABEL: func.func @block_mask
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i8
+// CHECK-DAG: %[[TWO:.+]] = arith.constant 2 : i8
+// CHECK: scf.for %[[KV:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
+// CHECK: %[[CLASSES:.+]]:2 = scf.for %{{.+}} iter_args(%{{.+}} = %[[TWO]], %{{.+}} = %[[ZERO]]) -> (i8, i8)
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[C:.+]] = tensor.extract %{{.+}} : tensor<1x2x4x4xi8>
+// CHECK: arith.minsi %{{.+}}, %[[C]] : i8
+// CHECK: arith.maxsi %{{.+}}, %[[C]] : i8
+// CHECK: %[[EMPTY:.+]] = arith.cmpi sle, %[[CLASSES]]#1, %[[ZERO]] : i8
+// CHECK: %[[NOFULL:.+]] = arith.cmpi slt, %[[CLASSES]]#1, %[[TWO]] : i8
+// CHECK: %[[NOFULLHIDDEN:.+]] = arith.andi %[[NOFULL]]
+// CHECK: %[[SKIP:.+]] = arith.ori %[[EMPTY]], %[[NOFULLHIDDEN]] : i1
+// CHECK: %[[FULL:.+]] = arith.cmpi sge, %[[CLASSES]]#0, %[[TWO]] : i8
+// CHECK: scf.if %[[SKIP]]
+// CHECK: } else {
+// CHECK: scf.if %[[FULL]]
+// CHECK-NEXT: attn.online_attention ins(%{{.+}}) offsets(
+// CHECK-SAME: outs(%{{.+}}) -> tensor
+// CHECK: } else {
+// CHECK: scf.if
+// CHECK-NEXT: attn.online_attention ins(%{{.+}}) block_mask(%{{.+}} : tensor<1x2x4x4xi8>) offsets(
+// CHECK-SAME: {block_sizes = array<i64: 16, 16>} -> tensor
+// CHECK: } else {
+// CHECK-NEXT: attn.online_attention ins(%{{.+}}) block_mask(%{{.+}} : tensor<1x2x4x4xi8>) offsets(
+// CHECK-SAME: {block_sizes = array<i64: 16, 16>, structured_mask = #attn.causal<top_left>}
+func.func @block_mask(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x64x8xf32>,
+                      %m: tensor<1x2x4x4xi8>, %o: tensor<1x2x16x8xf32>,
+                      %i: index) -> tensor<1x2x16x8xf32> {
+  %c0 = arith.constant 0 : index
+  %c64 = arith.constant 64 : index
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x2x16x8xf32>,
+                          tensor<1x2x64x8xf32>, tensor<1x2x64x8xf32>)
+      block_mask(%m : tensor<1x2x4x4xi8>)
+      offsets(%c0, %c0, %i, %c0 : index, index, index, index)
+      extents(%c64, %c64 : index, index)
+      outs(%o : tensor<1x2x16x8xf32>)
+      {block_sizes = array<i64: 16, 16>,
+       structured_mask = #attn.causal<top_left>} -> tensor<1x2x16x8xf32>
+  return %0 : tensor<1x2x16x8xf32>
+}

@@ -143,6 +143,11 @@ static void fillRandom(HostTensor &t, const attn_operand_desc &desc,
     if (desc.dtype_code == ATTN_DL_BOOL) {
       t.bytes[i] = (rng() % 4) != 0;
       t.values[i] = t.bytes[i];
+    } else if (desc.dtype_code == kDLInt && desc.dtype_bits == 8) {
+      // A block mask: 30 % empty, 40 % partial, 30 % full blocks.
+      int64_t draw = rng() % 10;
+      t.bytes[i] = draw < 3 ? 0 : draw < 7 ? 1 : 2;
+      t.values[i] = t.bytes[i];
     } else if (desc.dtype_code == kDLInt) {
       int32_t len = static_cast<int32_t>(rng() % (maxLen + 1));
       std::memcpy(&t.bytes[4 * i], &len, 4);
@@ -719,8 +724,10 @@ int main(int argc, char **argv) {
     const float *q = nullptr, *k = nullptr, *v = nullptr;
     for (auto [t, operand] : llvm::zip(tensors, signature->operands)) {
       for (int64_t d = 0; d < operand.desc.ndim; ++d) {
-        int64_t symbol = operand.desc.dims[d];
-        t.shape.push_back(symbol == ATTN_DIM_BROADCAST ? 1 : sizes[symbol]);
+        int64_t symbol = operand.desc.dims[d], block = operand.desc.blocks[d];
+        t.shape.push_back(symbol == ATTN_DIM_BROADCAST ? 1
+                          : block > 0 ? llvm::divideCeil(sizes[symbol], block)
+                                      : sizes[symbol]);
       }
       if (!operand.isOutput())
         fillRandom(t, operand.desc, rng, p.kvLen);
@@ -766,6 +773,11 @@ int main(int argc, char **argv) {
         for (float span : t.values)
           spans.push_back(static_cast<int32_t>(span));
         p.spans = spans.data();
+      } else if (operand.name == "block_mask") {
+        p.blockMask = reinterpret_cast<const int8_t *>(t.bytes.data());
+        padded(p.blockMaskDims);
+        p.blockSizes[0] = operand.desc.blocks[2];
+        p.blockSizes[1] = operand.desc.blocks[3];
       }
     }
 

@@ -64,6 +64,9 @@ typedef struct attn_operand_desc {
   int64_t dtype_code; /* DLDataTypeCode; booleans accept kDLUInt too */
   int64_t dtype_bits;
   int64_t dims[ATTN_MAX_RANK]; /* an attn_symbol or ATTN_DIM_BROADCAST */
+  /* 0, or a block size: the dimension then counts blocks, ceil(size of
+   * symbol dims[d] / blocks[d]) (checked, never bound). */
+  int64_t blocks[ATTN_MAX_RANK];
 } attn_operand_desc;
 
 /* A ranked memref descriptor as MLIR's LLVM lowering lays it out. */

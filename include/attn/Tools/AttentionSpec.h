@@ -23,8 +23,10 @@
 // a table argument), temperature (finite positive: scores divided by it),
 // kv_lens (none | random: a kv_lens operand), lse (false | true: also
 // output each row's log-sum-exp), spans (none | random: an adaptive-span
-// operand, per-head windows of run-time width), dynamic (letters among b, h,
-// s: the dimensions compiled as `?`).
+// operand, per-head windows of run-time width), block_mask (none |
+// random:BQ:BK: a run-time block mask operand, FlexAttention-style, over
+// blocks of BQ queries and BK keys), dynamic (letters among b, h, s: the
+// dimensions compiled as `?`).
 //
 // The spec always carries concrete sizes, even for dynamic dimensions: they
 // are the sizes a run uses, while `dynamic*` only says what the compiled
@@ -112,6 +114,9 @@ struct AttentionSpec {
   bool lse = false;
   /// A spans operand (i32 [Hq]: adaptive span, keys j < i - spans[h] hidden).
   bool spans = false;
+  /// A block_mask operand (i8 [B, Hq, ceil(Sq / BQ), ceil(Sk / BK)]) over
+  /// blocks of {BQ, BK}; {0, 0} when absent.
+  std::array<int64_t, 2> blockMask = {0, 0};
   /// Dimensions compiled as dynamic: `h` covers both head counts, `s` both
   /// sequence lengths.
   bool dynamicBatch = false, dynamicHeads = false, dynamicSeq = false;

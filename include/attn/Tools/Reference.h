@@ -90,6 +90,14 @@ struct ReferenceProblem {
   const int32_t *kvLens = nullptr;
   /// Optional adaptive spans ([Hq]): keys j < i - spans[h] are hidden.
   const int32_t *spans = nullptr;
+  /// Optional run-time block mask (FlexAttention's BlockMask): one class
+  /// per (b, h, query block, key block), row-major over blockMaskDims (b and
+  /// h dims 1 when broadcast), blocks of blockSizes (queries, keys). Class 2
+  /// (or more) shows the pair, 1 leaves it to the other masks, 0 (or less)
+  /// hides it.
+  const int8_t *blockMask = nullptr;
+  int64_t blockMaskDims[4] = {1, 1, 1, 1};
+  int64_t blockSizes[2] = {1, 1};
 
   /// Optional score modification (s, b, h, i, j) -> s and mask predicate
   /// (b, h, i, j) -> visible.
@@ -102,7 +110,8 @@ struct ReferenceProblem {
 /// converts f16/bf16 inputs to float first. Query head h reads key/value head
 /// h / (qHeads / kvHeads). For each (b, h, i, j): s = scale * q_i.k_j, then
 /// scoreMod, then + bias; the key is hidden by the structured mask, a zero
-/// mask byte, j >= kvLens[b] or a false maskMod. Softmax over the visible keys
+/// mask byte, j >= kvLens[b], j < i - spans[h] or a false maskMod, unless
+/// the blockMask decides first. Softmax over the visible keys
 /// in double; a row with no visible key (or whose visible scores are all
 /// -inf) is 0. When `lse` is given, it receives each row's log-sum-exp
 /// ([B, Hq, Sq] in both layouts; -inf for such a row).

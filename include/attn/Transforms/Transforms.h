@@ -67,17 +67,20 @@ FailureOr<AttentionOp> classifyBlocks(RewriterBase &rewriter, AttentionOp op,
 
 struct AttentionPosition;
 
-/// How the mask rules (structured mask, mask_mod) of an attention treat one
-/// key tile, as i1 values: `hidden` when they certainly hide every key of it
-/// from every query (the tile is skipped), `full` when they certainly show
-/// every one (the step runs without them). Null when nothing decides it.
+/// How the masks of an attention treat one key tile, as i1 values: `hidden`
+/// when they certainly hide every key of it from every query (the tile is
+/// skipped); `full` when the rules (structured mask, mask_mod) certainly
+/// show every one (the step runs without them); `blocksFull` when every
+/// run-time block under the tile is full (the step runs with no mask at
+/// all). Null when nothing decides it.
 struct KeyTileClass {
-  Value hidden, full;
+  Value hidden, full, blocksFull;
 };
 /// Classifies the keys [kvStart, kvStart + kvSize) of `op` (whose query
 /// block holds `qLen` queries at `position`): by its structured mask
-/// (buildMaskTile), and by the bounds of its mask_mod region over the tile's
-/// box of indices (see boundMaskMod). The fused loop branches on it per key
+/// (buildMaskTile), by the bounds of its mask_mod region over the tile's
+/// box of indices (see boundMaskMod), and by the least and greatest class of
+/// the block_mask blocks under it. The fused loop branches on it per key
 /// tile.
 KeyTileClass classifyKeyTile(OpBuilder &b, Location loc, AttentionOp op,
                              const AttentionPosition &position, Value qLen,

@@ -100,16 +100,20 @@ OnlineStepOperands sliceOnlineStep(OpBuilder &b, Location loc, AttentionOp op,
                                    const AttentionPosition &position,
                                    Value kvStart, Value kvSize);
 
+/// Which masks an online_attention step applies: all of its attention's;
+/// all but the rules (structured mask, mask_mod), for a tile the caller
+/// knows they show whole; or none, for a tile whose run-time blocks are all
+/// full (which show every pair whatever the other masks say).
+enum class StepMasks { All, NoRules, None };
+
 /// The online_attention step of `op` on `operands` (regions cloned), folding
-/// into `statistics`. Without `withMaskRules` the step omits the structured
-/// mask and the mask_mod region, for a tile the caller knows they hide
-/// nothing in.
+/// into `statistics`, with the masks `masks` says.
 OnlineAttentionOp createOnlineAttentionStep(OpBuilder &b, Location loc,
                                             AttentionOp op,
                                             const AttentionPosition &position,
                                             const OnlineStepOperands &operands,
                                             ValueRange statistics,
-                                            bool withMaskRules = true);
+                                            StepMasks masks = StepMasks::All);
 
 /// A one-result linalg.generic into `init` whose last `numReductions` loops
 /// are reductions (the loop count is that of `maps`).
@@ -125,6 +129,15 @@ AffineMap getLoopsMap(MLIRContext *ctx, unsigned numLoops,
 /// bucket of j - i, by comparisons with the attribute's thresholds.
 Value buildRelPosBucket(OpBuilder &b, Location loc, RelPosAttr relpos, Value i,
                         Value j);
+
+/// Whether the pair (b, h, i, j) (whole-problem indices) is visible under a
+/// run-time `blockMask` (i8 tensor, blocks of `blockSizes` = [bq, bk]) when
+/// the other masks say `visibleByOthers`: its block's class 2 (or more)
+/// shows it, 1 leaves it to the others, 0 (or less) hides it. Broadcast
+/// dimensions read index 0.
+Value buildBlockMaskVisible(OpBuilder &b, Location loc, Value blockMask,
+                            ArrayRef<int64_t> blockSizes, ValueRange indices,
+                            Value visibleByOthers);
 
 /// The finalize_online_attention that ends `op` from its final `statistics`
 /// (acc, max, sum): into op's init, and its lse init when op has one.

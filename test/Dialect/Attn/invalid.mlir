@@ -1966,7 +1966,7 @@ func.func @lse_result_without_init(%q: tensor<1x4x8x16xf32>,
                                    %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
   // expected-error @+1 {{returns an lse exactly when given an 'lse' init (result without init)}}
-  %0:2 = "attn.attention"(%q, %q, %q, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {})
+  %0:2 = "attn.attention"(%q, %q, %q, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {})
       : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
          tensor<1x4x8x16xf32>) -> (tensor<1x4x8x16xf32>, tensor<1x4x8xf32>)
   return %0#0 : tensor<1x4x8x16xf32>
@@ -2100,5 +2100,96 @@ func.func @spans_size(%q: tensor<1x4x8x16xf32>, %s: tensor<3xi32>,
                           tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
       spans(%s : tensor<3xi32>) outs(%o : tensor<1x4x8x16xf32>)
       -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @block_mask_without_sizes(%q: tensor<1x4x8x16xf32>,
+                                    %m: tensor<1x4x2x2xi8>,
+                                    %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{block_mask needs block_sizes = array<i64: bq, bk> (the block of queries and of keys)}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      block_mask(%m : tensor<1x4x2x2xi8>) outs(%o : tensor<1x4x8x16xf32>)
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @block_sizes_without_mask(%q: tensor<1x4x8x16xf32>,
+                                    %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{has block_sizes but no block_mask}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) {block_sizes = array<i64: 4, 4>}
+      -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @block_sizes_not_positive(%q: tensor<1x4x8x16xf32>,
+                                    %m: tensor<1x4x2x2xi8>,
+                                    %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{block_sizes must be two positive sizes [bq, bk]}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      block_mask(%m : tensor<1x4x2x2xi8>) outs(%o : tensor<1x4x8x16xf32>)
+      {block_sizes = array<i64: 4, 0>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @block_mask_rank(%q: tensor<1x4x8x16xf32>, %m: tensor<2x2xi8>,
+                           %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{expected block_mask to have rank 4 [B or 1, Hq or 1, query blocks, key blocks], got rank 2 ('tensor<2x2xi8>')}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      block_mask(%m : tensor<2x2xi8>) outs(%o : tensor<1x4x8x16xf32>)
+      {block_sizes = array<i64: 4, 4>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @block_mask_key_blocks(%q: tensor<1x4x8x16xf32>,
+                                 %m: tensor<1x4x2x3xi8>,
+                                 %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{block_mask dim 3 is 3, expected 2 (ceil(Sk / bk) key blocks)}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      block_mask(%m : tensor<1x4x2x3xi8>) outs(%o : tensor<1x4x8x16xf32>)
+      {block_sizes = array<i64: 4, 5>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @block_mask_heads(%q: tensor<1x4x8x16xf32>, %m: tensor<1x2x2x2xi8>,
+                            %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{block_mask dim 1 is 2, expected 4 (or 1: broadcast)}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      block_mask(%m : tensor<1x2x2x2xi8>) outs(%o : tensor<1x4x8x16xf32>)
+      {block_sizes = array<i64: 4, 4>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @block_mask_type(%q: tensor<1x4x8x16xf32>, %m: tensor<1x4x2x2xi32>,
+                           %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{operand #3 must be ranked tensor of 8-bit signless integer values}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      block_mask(%m : tensor<1x4x2x2xi32>) outs(%o : tensor<1x4x8x16xf32>)
+      {block_sizes = array<i64: 4, 4>} -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }

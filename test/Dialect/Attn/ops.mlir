@@ -8,7 +8,7 @@
 // CHECK: attn.attention ins(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
 // CHECK-SAME: outs(%{{.*}} : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
 // GENERIC-LABEL: sym_name = "plain"
-// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>, similarity = #attn.similarity<dot>}> ({
+// GENERIC: "attn.attention"(%{{.*}}) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>, similarity = #attn.similarity<dot>}> ({
 func.func @plain(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x8x16xf32>,
                  %v: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>)
     -> tensor<1x4x8x16xf32> {
@@ -319,5 +319,19 @@ func.func @spans(%q: tensor<1x4x8x16xf32>, %s: tensor<4xi32>,
                           tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
       spans(%s : tensor<4xi32>) outs(%o : tensor<1x4x8x16xf32>)
       -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// A run-time block mask: one i8 class per (query block, key block), heads
+// broadcast.
+// CHECK-LABEL: func.func @block_mask
+// CHECK: attn.attention ins(%{{.*}}) block_mask(%{{.*}} : tensor<1x1x2x1xi8>) outs(%{{.*}} : tensor<1x4x8x16xf32>) {block_sizes = array<i64: 4, 8>, structured_mask = #attn.causal<top_left>}
+func.func @block_mask(%q: tensor<1x4x8x16xf32>, %m: tensor<1x1x2x1xi8>,
+                      %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>,
+                          tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      block_mask(%m : tensor<1x1x2x1xi8>) outs(%o : tensor<1x4x8x16xf32>)
+      {block_sizes = array<i64: 4, 8>,
+       structured_mask = #attn.causal<top_left>} -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }

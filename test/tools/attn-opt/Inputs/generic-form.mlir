@@ -2,7 +2,7 @@
 
 // Missing operands for the declared segment sizes.
 func.func @missing_operands(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
-  %0 = "attn.attention"(%q, %q) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %0 = "attn.attention"(%q, %q) <{layout = #attn.layout<bhsd>, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
 
@@ -18,7 +18,7 @@ func.func @no_segments(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
 
 // An integer where a float tensor belongs.
 func.func @wrong_type(%q: tensor<1x4x8x16xf32>, %i: i32) -> tensor<1x4x8x16xf32> {
-  %0 = "attn.attention"(%q, %i, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x8x16xf32>, i32, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %0 = "attn.attention"(%q, %i, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x8x16xf32>, i32, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
 
@@ -26,7 +26,7 @@ func.func @wrong_type(%q: tensor<1x4x8x16xf32>, %i: i32) -> tensor<1x4x8x16xf32>
 
 // One region instead of two.
 func.func @one_region(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
-  %0 = "attn.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
 
@@ -34,7 +34,7 @@ func.func @one_region(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
 
 // A score_mod region whose block has no terminator.
 func.func @no_terminator(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
-  %0 = "attn.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({
+  %0 = "attn.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
   }, {}) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
@@ -44,7 +44,7 @@ func.func @no_terminator(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
 
 // Attributes of the wrong kind.
 func.func @wrong_attrs(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
-  %0 = "attn.attention"(%q, %q, %q, %q) <{structured_mask = 3 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  %0 = "attn.attention"(%q, %q, %q, %q) <{structured_mask = 3 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
 
@@ -52,7 +52,7 @@ func.func @wrong_attrs(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
 
 // No result.
 func.func @no_result(%q: tensor<1x4x8x16xf32>) {
-  "attn.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> ()
+  "attn.attention"(%q, %q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0>}> ({}, {}) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> ()
   return
 }
 
