@@ -1121,13 +1121,12 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
 /// The single attention a kernel function computes, or null with a
 /// diagnostic when `func` is not one the GPU path takes.
 static AttentionOp getKernelAttention(func::FuncOp func) {
-  auto linear = func.getOps<LinearAttentionOp>();
-  if (!linear.empty()) {
-    (*linear.begin()).emitError()
-        << "attn-convert-to-gpu: attn.linear_attention has no GPU kernel yet; "
-           "compile it for the CPU target";
-    return {};
-  }
+  for (Operation &op : func.getBody().front())
+    if (isa<LinearAttentionOp, MultiHeadAttentionOp>(op)) {
+      op.emitError() << "attn-convert-to-gpu: " << op.getName()
+                     << " has no GPU kernel yet; compile it for the CPU target";
+      return {};
+    }
   AttentionOp attention;
   WalkResult walk = func.walk([&](AttentionOp op) {
     if (attention)

@@ -54,7 +54,8 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   int64_t l2CacheSize = options.l2CacheSize > 0
                             ? static_cast<int64_t>(options.l2CacheSize)
                             : getL2CacheSize(options.cpu);
-  // attn -> linalg on tensors.
+  // attn -> linalg on tensors: projections first.
+  pm.addPass(createExpandMultiHeadAttention());
   if (options.fused) {
     // Decode shapes split their keys across threads first (split-K).
     SplitKeyValueOptions split;

@@ -52,8 +52,8 @@ ATTN_RT_API int32_t attn_rt_bind_operands_on(
       int64_t sym = desc->dims[d];
       if (size < 0)
         return ATTN_ERR_STATIC_SHAPE;
-      if (sym == ATTN_DIM_BROADCAST) {
-        if (size != 1)
+      if (sym < 0) { /* ATTN_DIM_FIXED(-sym) */
+        if (size != -sym)
           return ATTN_ERR_STATIC_SHAPE;
         continue;
       }

@@ -32,6 +32,79 @@ static FailureOr<std::pair<int64_t, int64_t>> dlpackType(Type type) {
   return failure();
 }
 
+namespace {
+/// One DLTensor argument: the operand it binds and, per dimension, its
+/// symbol or ATTN_DIM_FIXED size (and, for a block count, its block).
+struct Role {
+  StringRef name;
+  Value value;
+  SmallVector<int64_t> dims;
+  SmallVector<int64_t> blocks = {}; // per dim: 0, or a block size
+};
+} // namespace
+
+/// The dims of a mask or bias broadcast to [B, Hq, Sq, Sk].
+static SmallVector<int64_t> broadcastDims(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  static const int64_t logical[4] = {ATTN_SYM_B, ATTN_SYM_HQ, ATTN_SYM_SQ,
+                                     ATTN_SYM_SK};
+  SmallVector<int64_t> dims;
+  int64_t offset = 4 - type.getRank();
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    dims.push_back(type.getDimSize(d) == 1 ? ATTN_DIM_BROADCAST
+                                           : logical[d + offset]);
+  return dims;
+}
+
+/// The arguments of a multi-head attention kernel: activations [B, S, E]
+/// and weights of fixed sizes (the heads are attributes, so every feature
+/// size is static); sets the static Hq, Hkv, D and Dv.
+static FailureOr<SmallVector<Role>> multiHeadRoles(func::FuncOp func,
+                                                   MultiHeadAttentionOp op,
+                                                   int64_t *staticSizes) {
+  SmallVector<Role> roles;
+  bool dynamicFeature = false;
+  // `symbols[d]` >= 0 names a symbol; -1 asks for the static size.
+  auto add = [&](StringRef name, Value value, ArrayRef<int64_t> symbols) {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> dims;
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      int64_t symbol = d < int64_t(symbols.size()) ? symbols[d] : -1;
+      dynamicFeature |= symbol < 0 && type.isDynamicDim(d);
+      dims.push_back(symbol >= 0 ? symbol : ATTN_DIM_FIXED(type.getDimSize(d)));
+    }
+    roles.push_back({name, value, dims});
+  };
+  add("x_q", op.getQuery(), {ATTN_SYM_B, ATTN_SYM_SQ});
+  add("x_k", op.getKey(), {ATTN_SYM_B, ATTN_SYM_SK});
+  add("x_v", op.getValue(), {ATTN_SYM_B, ATTN_SYM_SK});
+  add("w_q", op.getQProj(), {});
+  add("w_k", op.getKProj(), {});
+  add("w_v", op.getVProj(), {});
+  add("w_o", op.getOutProj(), {});
+  static const StringRef biasNames[4] = {"b_q", "b_k", "b_v", "b_o"};
+  for (auto [name, bias] : llvm::zip(biasNames, op.getProjBiases()))
+    add(name, bias, {});
+  if (Value mask = op.getMask())
+    roles.push_back({"mask", mask, broadcastDims(mask)});
+  if (Value bias = op.getBias())
+    roles.push_back({"bias", bias, broadcastDims(bias)});
+  if (Value lens = op.getKvLens())
+    roles.push_back({"kv_lens", lens, {ATTN_SYM_B}});
+  add("out", op.getInit(), {ATTN_SYM_B, ATTN_SYM_SQ});
+  if (dynamicFeature)
+    return func.emitError() << "a multi-head attention kernel needs static "
+                               "embedding and weight sizes";
+  int64_t heads = op.getNumHeads(), kvHeads = op.getNumKvHeadsOrDefault();
+  staticSizes[ATTN_SYM_HQ] = heads;
+  staticSizes[ATTN_SYM_HKV] = kvHeads;
+  staticSizes[ATTN_SYM_D] =
+      cast<ShapedType>(op.getQProj().getType()).getDimSize(1) / heads;
+  staticSizes[ATTN_SYM_DV] =
+      cast<ShapedType>(op.getVProj().getType()).getDimSize(1) / kvHeads;
+  return roles;
+}
+
 FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
   Block &body = func.getBody().front();
   auto kernelOps = llvm::to_vector(
@@ -39,18 +112,32 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
                               [](Operation *op) { return isKernelOp(op); }));
   if (kernelOps.size() != 1)
     return func.emitError() << "a kernel function must hold exactly one "
-                               "attn.attention or attn.linear_attention at "
-                               "its top level, found "
+                               "attn.attention, attn.linear_attention or "
+                               "attn.multi_head_attention at its top level, "
+                               "found "
                             << kernelOps.size();
   Operation *kernelOp = kernelOps.front();
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
   if (!ret || ret.getOperands() != kernelOp->getResults())
     return func.emitError()
            << "a kernel function must return the attention's results";
+  KernelSignature signature;
+  std::fill(std::begin(signature.staticSizes), std::end(signature.staticSizes),
+            -1);
+  SmallVector<Role> roles;
+  if (auto mha = dyn_cast<MultiHeadAttentionOp>(kernelOp)) {
+    FailureOr<SmallVector<Role>> mhaRoles =
+        multiHeadRoles(func, mha, signature.staticSizes);
+    if (failed(mhaRoles))
+      return failure();
+    roles = std::move(*mhaRoles);
+  }
   // Only attn.attention takes masks, biases, key lengths and an lse.
   auto op = dyn_cast<AttentionOp>(kernelOp);
   auto linear = dyn_cast<LinearAttentionOp>(kernelOp);
-  Layout layout = op ? op.getLayout() : linear.getLayout();
+  Layout layout = op       ? op.getLayout()
+                  : linear ? linear.getLayout()
+                           : Layout::BSHD;
 
   // Symbols of each dimension of [B, Hq, Sq, D] etc., in the op's layout.
   bool bhsd = layout == Layout::BHSD;
@@ -58,31 +145,13 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     return bhsd ? SmallVector<int64_t>{ATTN_SYM_B, heads, seq, feature}
                 : SmallVector<int64_t>{ATTN_SYM_B, seq, heads, feature};
   };
-  auto broadcastDims = [](Value value) {
-    auto type = cast<RankedTensorType>(value.getType());
-    static const int64_t logical[4] = {ATTN_SYM_B, ATTN_SYM_HQ, ATTN_SYM_SQ,
-                                       ATTN_SYM_SK};
-    SmallVector<int64_t> dims;
-    int64_t offset = 4 - type.getRank();
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      dims.push_back(type.getDimSize(d) == 1 ? ATTN_DIM_BROADCAST
-                                             : logical[d + offset]);
-    return dims;
-  };
-
-  struct Role {
-    StringRef name;
-    Value value;
-    SmallVector<int64_t> dims;
-    SmallVector<int64_t> blocks = {}; // per dim: 0, or a block size
-  };
-  SmallVector<Role> roles = {
-      {"q", kernelOp->getOperand(0),
-       headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_D)},
-      {"k", kernelOp->getOperand(1),
-       headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_D)},
-      {"v", kernelOp->getOperand(2),
-       headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_DV)}};
+  if (op || linear)
+    roles = {{"q", kernelOp->getOperand(0),
+              headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_D)},
+             {"k", kernelOp->getOperand(1),
+              headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_D)},
+             {"v", kernelOp->getOperand(2),
+              headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_DV)}};
   if (Value mask = op ? op.getMask() : Value())
     roles.push_back({"mask", mask, broadcastDims(mask)});
   if (Value bias = op ? op.getBias() : Value())
@@ -104,8 +173,9 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     roles.push_back(
         {"block_mask", blockMask, dims, {0, 0, sizes[0], sizes[1]}});
   }
-  roles.push_back({"out", op ? op.getInit() : linear.getInit(),
-                   headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
+  if (op || linear)
+    roles.push_back({"out", op ? op.getInit() : linear.getInit(),
+                     headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
   if (Value lse = op ? op.getLseInit() : Value())
     roles.push_back({"lse", lse, {ATTN_SYM_B, ATTN_SYM_HQ, ATTN_SYM_SQ}});
 
@@ -118,15 +188,12 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
                             << expectedOrder << "); it has "
                             << func.getNumArguments() << " argument(s)";
 
-  KernelSignature signature;
-  std::fill(std::begin(signature.staticSizes), std::end(signature.staticSizes),
-            -1);
   for (auto [index, role] : llvm::enumerate(roles)) {
     if (role.value != func.getArgument(index))
       return func.emitError()
              << "argument #" << index << " of a kernel function must be the "
-             << role.name << " operand of attn.attention; expected order ("
-             << expectedOrder << ")";
+             << role.name << " operand of " << kernelOp->getName()
+             << "; expected order (" << expectedOrder << ")";
     auto type = cast<RankedTensorType>(role.value.getType());
     FailureOr<std::pair<int64_t, int64_t>> dtype =
         dlpackType(type.getElementType());
@@ -148,7 +215,7 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
       if (d < role.blocks.size())
         operand.desc.blocks[d] = role.blocks[d];
       int64_t size = type.getDimSize(d);
-      if (symbol != ATTN_DIM_BROADCAST && !ShapedType::isDynamic(size) &&
+      if (symbol >= 0 && !ShapedType::isDynamic(size) &&
           !operand.desc.blocks[d])
         signature.staticSizes[symbol] = size;
     }
@@ -168,8 +235,8 @@ std::string mlir::attn::emitCHeader(const KernelSignature &signature,
       int64_t symbol = operand.desc.dims[d];
       if (d)
         text += ", ";
-      if (symbol == ATTN_DIM_BROADCAST)
-        text += "1";
+      if (symbol < 0) // ATTN_DIM_FIXED
+        text += std::to_string(-symbol);
       else if (int64_t block = operand.desc.blocks[d])
         text += llvm::formatv("ceil({0}/{1})", symbolNames[symbol], block);
       else if (signature.staticSizes[symbol] >= 0)
@@ -224,7 +291,7 @@ extern "C" {{
 /* Computes attention into `out`. Every argument is a {7} DLTensor, compact
  * row-major (strides NULL or the compact ones), with these shapes and
  * element types (NAME=n: compiled for size n; a bare name: any size, the same
- * wherever the name appears):
+ * wherever the name appears; a number: exactly that size):
  *
 {2} *{13}{8}
  * Returns 0 on success, or one of the codes below; on error nothing is

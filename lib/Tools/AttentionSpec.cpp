@@ -83,6 +83,8 @@ std::string AttentionSpec::str() const {
     os << ",kind=linear";
   if (kind == Kind::Additive)
     os << ",kind=additive";
+  if (kind == Kind::MultiHead)
+    os << ",kind=mha,e=" << embed;
   if (scale)
     os << ",scale=" << number(*scale);
   os << ",mask=";
@@ -321,14 +323,16 @@ static llvm::Error parseScoreMod(StringRef value, AttentionSpec &spec) {
 static llvm::Error parseKind(StringRef value, AttentionSpec &spec) {
   if (value == "sdpa")
     return llvm::Error::success();
-  if (value == "linear" || value == "additive") {
-    spec.kind = value == "linear" ? AttentionSpec::Kind::Linear
-                                  : AttentionSpec::Kind::Additive;
+  if (value == "linear" || value == "additive" || value == "mha") {
+    spec.kind = value == "linear"     ? AttentionSpec::Kind::Linear
+                : value == "additive" ? AttentionSpec::Kind::Additive
+                                      : AttentionSpec::Kind::MultiHead;
     return llvm::Error::success();
   }
   if (!value.consume_front("gaussian:"))
     return specError("unknown 'kind' value '" + value +
-                     "' (expected sdpa, gaussian:SIGMA, linear or additive)");
+                     "' (expected sdpa, gaussian:SIGMA, linear, additive or "
+                     "mha)");
   llvm::Expected<double> sigma = parsePositive("kind=gaussian", value);
   if (!sigma)
     return sigma.takeError();
@@ -348,6 +352,25 @@ static llvm::Error parseKind(StringRef value, AttentionSpec &spec) {
                      "' puts the scale 1/SIGMA^2 outside the f32 range");
   spec.kind = AttentionSpec::Kind::Gaussian;
   spec.sigma = *sigma;
+  return llvm::Error::success();
+}
+
+/// kind=mha runs attn.multi_head_attention: activations [B, S, E] (e=E
+/// required), heads fixed by its attributes, and of the extra operands only
+/// kv_lens.
+static llvm::Error checkMultiHeadKind(const AttentionSpec &spec) {
+  const char *unsupported = spec.layout == Layout::BSHD ? "layout"
+                            : spec.mod == AttentionSpec::ScoreMod::RelPos
+                                ? "mod=relpos"
+                            : spec.spans        ? "spans"
+                            : spec.blockMask[0] ? "block_mask"
+                            : spec.lse          ? "lse"
+                            : spec.dynamicHeads ? "dynamic=h"
+                                                : nullptr;
+  if (unsupported)
+    return specError("'kind=mha' takes no '" + Twine(unsupported) +
+                     "' (activations are [B, S, E]; the head counts are "
+                     "attributes)");
   return llvm::Error::success();
 }
 
@@ -398,7 +421,7 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
       "b",     "hq",    "hkv",        "sq",          "sk",
       "d",     "dv",    "dtype",      "layout",      "kind",
       "scale", "mask",  "mod",        "temperature", "kv_lens",
-      "lse",   "spans", "block_mask", "dynamic"};
+      "lse",   "spans", "block_mask", "e",           "dynamic"};
 
   if (text.trim().empty())
     return specError("the spec is empty; required keys are b, hq, sq, d");
@@ -417,7 +440,7 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
       return specError("unknown key '" + key +
                        "' (expected b, hq, hkv, sq, sk, d, dv, dtype, layout, "
                        "kind, scale, mask, mod, temperature, kv_lens, lse, "
-                       "spans, block_mask or dynamic)");
+                       "spans, block_mask, e or dynamic)");
     if (!values.try_emplace(key, value).second)
       return specError("duplicate key '" + key + "'");
   }
@@ -520,6 +543,19 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
     if (llvm::Error error = checkLinearKind(spec))
       return std::move(error);
 
+  bool multiHead = spec.kind == AttentionSpec::Kind::MultiHead;
+  if (values.count("e") != multiHead)
+    return specError(multiHead ? "'kind=mha' needs the embedding size 'e'"
+                               : "'e' (the embedding size) needs 'kind=mha'");
+  if (multiHead) {
+    llvm::Expected<int64_t> embed = parseSize("e", values.lookup("e"));
+    if (!embed)
+      return embed.takeError();
+    spec.embed = *embed;
+    if (llvm::Error error = checkMultiHeadKind(spec))
+      return std::move(error);
+  }
+
   return spec;
 }
 
@@ -600,12 +636,27 @@ mlir::attn::buildStructuredMask(MLIRContext *ctx, const AttentionSpec &spec) {
 }
 
 /// The score_mod region of `spec.mod` in `attention`: (s, b, h, i, j) -> s'.
-static void buildScoreMod(OpBuilder &b, Location loc, AttentionOp attention,
+/// The scale attribute of `spec`'s op (null: the op's 1/sqrt(D)).
+static FloatAttr buildScale(Builder &b, const AttentionSpec &spec) {
+  // A temperature divides the (given, Gaussian or default) scale.
+  std::optional<double> scale = spec.scale;
+  if (spec.kind == AttentionSpec::Kind::Gaussian)
+    scale = 1.0 / (spec.sigma * spec.sigma);
+  // Additive scores are not dot products: no 1/sqrt(D) by default.
+  if (spec.kind == AttentionSpec::Kind::Additive && !scale)
+    scale = 1.0;
+  if (spec.temperature)
+    scale = scale.value_or(1.0 / std::sqrt(static_cast<double>(spec.headDim))) /
+            *spec.temperature;
+  return scale ? b.getF32FloatAttr(static_cast<float>(*scale)) : FloatAttr();
+}
+
+/// The score_mod region of mod=alibi or mod=softcap:C into `scoreMod`.
+static void buildScoreMod(OpBuilder &b, Location loc, Region &scoreMod,
                           const AttentionSpec &spec) {
   OpBuilder::InsertionGuard guard(b);
   Type f32 = b.getF32Type(), index = b.getIndexType();
-  Block *body = b.createBlock(&attention.getScoreMod(), {},
-                              {f32, index, index, index, index},
+  Block *body = b.createBlock(&scoreMod, {}, {f32, index, index, index, index},
                               SmallVector<Location>(5, loc));
   Value score = body->getArgument(0), head = body->getArgument(2);
   Value i = body->getArgument(3), j = body->getArgument(4);
@@ -664,6 +715,52 @@ static OwningOpRef<ModuleOp> verifiedModule(OwningOpRef<ModuleOp> module,
   return module;
 }
 
+/// kind=mha: `funcName`(x_q, x_k, x_v, w_q, w_k, w_v, w_o, [kv_lens], out)
+/// computing attn.multi_head_attention.
+static OwningOpRef<ModuleOp> buildMultiHeadModule(OpBuilder &b,
+                                                  OwningOpRef<ModuleOp> module,
+                                                  const AttentionSpec &spec,
+                                                  StringRef funcName) {
+  Location loc = module->getLoc();
+  Type element = elementTypeOf(b, spec.dtype);
+  int64_t batch = spec.dynamicBatch ? ShapedType::kDynamic : spec.batch;
+  auto activations = [&](int64_t seq) {
+    return RankedTensorType::get(
+        {batch, spec.dynamicSeq ? ShapedType::kDynamic : seq, spec.embed},
+        element);
+  };
+  auto weight = [&](int64_t rows, int64_t cols) {
+    return RankedTensorType::get({rows, cols}, element);
+  };
+  SmallVector<Type> argTypes = {
+      activations(spec.qLen),
+      activations(spec.kvLen),
+      activations(spec.kvLen),
+      weight(spec.embed, spec.qHeads * spec.headDim),
+      weight(spec.embed, spec.kvHeads * spec.headDim),
+      weight(spec.embed, spec.kvHeads * spec.valueDim),
+      weight(spec.qHeads * spec.valueDim, spec.embed)};
+  if (spec.kvLens)
+    argTypes.push_back(RankedTensorType::get({batch}, b.getI32Type()));
+  Type outType = activations(spec.qLen);
+  argTypes.push_back(outType);
+  auto func = func::FuncOp::create(b, loc, funcName,
+                                   b.getFunctionType(argTypes, {outType}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  auto arg = [&](unsigned i) { return entry->getArgument(i); };
+  auto mha = MultiHeadAttentionOp::create(
+      b, loc, outType, arg(0), arg(1), arg(2), arg(3), arg(4), arg(5), arg(6),
+      /*proj_biases=*/ValueRange(), /*mask=*/Value(), /*bias=*/Value(),
+      spec.kvLens ? arg(7) : Value(), entry->getArguments().back(),
+      b.getI64IntegerAttr(spec.qHeads), b.getI64IntegerAttr(spec.kvHeads),
+      buildScale(b, spec), buildStructuredMask(b.getContext(), spec));
+  if (spec.mod != AttentionSpec::ScoreMod::None)
+    buildScoreMod(b, loc, mha.getScoreMod(), spec);
+  func::ReturnOp::create(b, loc, mha.getResult());
+  return verifiedModule(std::move(module), spec);
+}
+
 OwningOpRef<ModuleOp>
 mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
                                  StringRef funcName) {
@@ -678,6 +775,9 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   OpBuilder b(ctx);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   b.setInsertionPointToEnd(module->getBody());
+
+  if (spec.kind == AttentionSpec::Kind::MultiHead)
+    return buildMultiHeadModule(b, std::move(module), spec, funcName);
 
   Type elementType = elementTypeOf(b, spec.dtype);
   Type qType =
@@ -734,20 +834,7 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
   Block *entry = func.addEntryBlock();
   b.setInsertionPointToStart(entry);
 
-  // A temperature divides the (given, Gaussian or default) scale.
-  std::optional<double> scaleValue = spec.scale;
-  if (spec.kind == AttentionSpec::Kind::Gaussian)
-    scaleValue = 1.0 / (spec.sigma * spec.sigma);
-  // Additive scores are not dot products: no 1/sqrt(D) by default.
-  if (additive && !scaleValue)
-    scaleValue = 1.0;
-  if (spec.temperature)
-    scaleValue = scaleValue.value_or(
-                     1.0 / std::sqrt(static_cast<double>(spec.headDim))) /
-                 *spec.temperature;
-  FloatAttr scale = scaleValue
-                        ? b.getF32FloatAttr(static_cast<float>(*scaleValue))
-                        : FloatAttr();
+  FloatAttr scale = buildScale(b, spec);
   StructuredMaskAttrInterface mask = buildStructuredMask(ctx, spec);
 
   ValueRange inits = func.getArguments().take_back(resultTypes.size());
@@ -782,7 +869,7 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
       blockMask ? b.getDenseI64ArrayAttr(spec.blockMask) : DenseI64ArrayAttr());
   if (spec.mod == AttentionSpec::ScoreMod::Alibi ||
       spec.mod == AttentionSpec::ScoreMod::Softcap)
-    buildScoreMod(b, loc, attention, spec);
+    buildScoreMod(b, loc, attention.getScoreMod(), spec);
   func::ReturnOp::create(b, loc, attention.getResults());
   return verifiedModule(std::move(module), spec);
 }

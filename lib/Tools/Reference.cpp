@@ -137,6 +137,43 @@ static bool isKeyVisible(const ReferenceProblem &p, int64_t b, int64_t h,
   return c >= 2 || (c == 1 && isVisibleByOthers(p, b, h, i, j));
 }
 
+/// x [rows, in] W [in, out] as f32 (the attention's inputs).
+static std::vector<float> project(const float *x, const float *w, int64_t rows,
+                                  int64_t in, int64_t out) {
+  std::vector<float> result(rows * out);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < out; ++c) {
+      double sum = 0;
+      for (int64_t e = 0; e < in; ++e)
+        sum += double(x[r * in + e]) * w[e * out + c];
+      result[r * out + c] = float(sum);
+    }
+  return result;
+}
+
+void mlir::attn::referenceMultiHeadAttention(const ReferenceProblem &p,
+                                             const MultiHeadProjections &m,
+                                             double *out) {
+  ReferenceProblem heads = p;
+  heads.bshd = true;
+  std::vector<float> q =
+      project(m.xq, m.wq, p.batch * p.qLen, m.embed, p.qHeads * p.headDim);
+  std::vector<float> k =
+      project(m.xk, m.wk, p.batch * p.kvLen, m.embed, p.kvHeads * p.headDim);
+  std::vector<float> v =
+      project(m.xv, m.wv, p.batch * p.kvLen, m.embed, p.kvHeads * p.valueDim);
+  int64_t rows = p.batch * p.qLen, merged = p.qHeads * p.valueDim;
+  std::vector<double> attention(rows * merged);
+  referenceAttention(heads, q.data(), k.data(), v.data(), attention.data());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < m.outEmbed; ++c) {
+      double sum = 0;
+      for (int64_t e = 0; e < merged; ++e)
+        sum += attention[r * merged + e] * m.wo[e * m.outEmbed + c];
+      out[r * m.outEmbed + c] = sum;
+    }
+}
+
 int64_t mlir::attn::countVisiblePairs(const ReferenceProblem &p) {
   int64_t count = 0;
   for (int64_t b = 0; b < p.batch; ++b)

@@ -46,3 +46,18 @@ func.func @linear(%q: tensor<1x2x8x8xf32>, %o: tensor<1x2x8x8xf32>)
       outs(%o : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
   return %0 : tensor<1x2x8x8xf32>
 }
+
+// -----
+
+func.func @multi_head(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>,
+                      %o: tensor<1x8x16xf32>) -> tensor<1x8x16xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: attn.multi_head_attention has no GPU kernel yet; compile it for the CPU target}}
+  %0 = attn.multi_head_attention
+      ins(%x, %x, %x : tensor<1x8x16xf32>, tensor<1x8x16xf32>,
+                       tensor<1x8x16xf32>)
+      weights(%w, %w, %w, %w : tensor<16x16xf32>, tensor<16x16xf32>,
+                               tensor<16x16xf32>, tensor<16x16xf32>)
+      outs(%o : tensor<1x8x16xf32>) {num_heads = 2 : i64}
+      -> tensor<1x8x16xf32>
+  return %0 : tensor<1x8x16xf32>
+}

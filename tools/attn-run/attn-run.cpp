@@ -273,6 +273,10 @@ static int drawBlockMap(KernelSource &source) {
   return 0;
 }
 
+template <typename OpTy>
+static FailureOr<ProblemTemplate>
+describeScoresAndMasks(OpTy op, ProblemTemplate &result);
+
 static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
   ProblemTemplate result;
   ReferenceProblem &p = result.problem;
@@ -285,6 +289,9 @@ static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
       p.structuredMask = describeMask(causal);
     return result;
   }
+  auto multiHead = func.getOps<MultiHeadAttentionOp>();
+  if (!multiHead.empty())
+    return describeScoresAndMasks(*multiHead.begin(), result);
   AttentionOp op = *func.getOps<AttentionOp>().begin();
   p.bshd = op.getLayout() == Layout::BSHD;
   if (RelPosAttr relpos = op.getRelposAttr()) {
@@ -293,6 +300,14 @@ static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
     p.relBidirectional = relpos.getBidirectional();
   }
   p.gaussian = op.getSimilarity() == Similarity::Gaussian;
+  return describeScoresAndMasks(op, result);
+}
+
+/// The scale, structured mask and regions of `op` into `result`.
+template <typename OpTy>
+static FailureOr<ProblemTemplate>
+describeScoresAndMasks(OpTy op, ProblemTemplate &result) {
+  ReferenceProblem &p = result.problem;
   if (std::optional<APFloat> scale = op.getScale())
     result.scale = scale->convertToDouble();
   if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
@@ -722,10 +737,16 @@ int main(int argc, char **argv) {
         1.0 / std::sqrt(static_cast<double>(p.headDim)));
     std::vector<int32_t> kvLens, spans;
     const float *q = nullptr, *k = nullptr, *v = nullptr;
+    // attn.multi_head_attention's activations and weights.
+    MultiHeadProjections multiHead{};
+    llvm::StringMap<const float **> multiHeadInputs = {
+        {"x_q", &multiHead.xq}, {"x_k", &multiHead.xk}, {"x_v", &multiHead.xv},
+        {"w_q", &multiHead.wq}, {"w_k", &multiHead.wk}, {"w_v", &multiHead.wv},
+        {"w_o", &multiHead.wo}};
     for (auto [t, operand] : llvm::zip(tensors, signature->operands)) {
       for (int64_t d = 0; d < operand.desc.ndim; ++d) {
         int64_t symbol = operand.desc.dims[d], block = operand.desc.blocks[d];
-        t.shape.push_back(symbol == ATTN_DIM_BROADCAST ? 1
+        t.shape.push_back(symbol < 0  ? -symbol // ATTN_DIM_FIXED
                           : block > 0 ? llvm::divideCeil(sizes[symbol], block)
                                       : sizes[symbol]);
       }
@@ -749,7 +770,13 @@ int main(int argc, char **argv) {
         for (auto [d, size] : llvm::enumerate(shape))
           dims[d + offset] = size;
       };
-      if (operand.name == "q")
+      if (const float **input = multiHeadInputs.lookup(operand.name)) {
+        *input = t.values.data();
+        if (operand.name == "x_q")
+          multiHead.embed = t.shape.back();
+        if (operand.name == "w_o")
+          multiHead.outEmbed = t.shape.back();
+      } else if (operand.name == "q")
         q = t.values.data();
       else if (operand.name == "k")
         k = t.values.data();
@@ -828,8 +855,11 @@ int main(int argc, char **argv) {
       std::vector<double> expected(numElements(tensors[outIndex].shape));
       std::vector<double> expectedLse(
           lseIndex >= 0 ? numElements(tensors[lseIndex].shape) : 0);
-      referenceAttention(p, q, k, v, expected.data(),
-                         lseIndex >= 0 ? expectedLse.data() : nullptr);
+      if (multiHead.xq)
+        referenceMultiHeadAttention(p, multiHead, expected.data());
+      else
+        referenceAttention(p, q, k, v, expected.data(),
+                           lseIndex >= 0 ? expectedLse.data() : nullptr);
       auto compare = [&](const char *what, int64_t index, ArrayRef<double> want,
                          double &maxErr) {
         double err = 0;

@@ -20,10 +20,10 @@
 #include "attn/IR/AttnOps.h.inc"
 
 namespace mlir::attn {
-/// Whether `op` is what a kernel function computes: an attn.attention or an
-/// attn.linear_attention.
+/// Whether `op` is what a kernel function computes: an attn.attention, an
+/// attn.linear_attention or an attn.multi_head_attention.
 inline bool isKernelOp(Operation *op) {
-  return isa<AttentionOp, LinearAttentionOp>(op);
+  return isa<AttentionOp, LinearAttentionOp, MultiHeadAttentionOp>(op);
 }
 } // namespace mlir::attn
 

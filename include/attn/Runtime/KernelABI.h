@@ -51,8 +51,10 @@ enum attn_symbol {
   ATTN_NUM_SYMBOLS = 8
 };
 
-/* An operand dimension that is broadcast: its size must be 1. */
-#define ATTN_DIM_BROADCAST (-1)
+/* An operand dimension of fixed size n (> 0), e.g. a weight's: its size must
+ * be n. ATTN_DIM_BROADCAST is the broadcast dimension, of size 1. */
+#define ATTN_DIM_FIXED(n) (-(int64_t)(n))
+#define ATTN_DIM_BROADCAST ATTN_DIM_FIXED(1)
 /* The DLPack type code of booleans (DLPack >= 0.8; older headers lack it). */
 #define ATTN_DL_BOOL 6
 
@@ -63,7 +65,7 @@ typedef struct attn_operand_desc {
   int64_t ndim;
   int64_t dtype_code; /* DLDataTypeCode; booleans accept kDLUInt too */
   int64_t dtype_bits;
-  int64_t dims[ATTN_MAX_RANK]; /* an attn_symbol or ATTN_DIM_BROADCAST */
+  int64_t dims[ATTN_MAX_RANK]; /* an attn_symbol or ATTN_DIM_FIXED(n) */
   /* 0, or a block size: the dimension then counts blocks, ceil(size of
    * symbol dims[d] / blocks[d]) (checked, never bound). */
   int64_t blocks[ATTN_MAX_RANK];

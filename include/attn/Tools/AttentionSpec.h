@@ -13,7 +13,9 @@
 // attention, score -|q - k|^2 / (2 SIGMA^2); it sets the scale; linear:
 // attn.linear_attention, with mask none or causal only; additive: Bahdanau
 // scores sum_d w[h, d] tanh(q[d] + k[d]) of projected q and k, with a weight
-// argument [Hq, D] after v), scale
+// argument [Hq, D] after v; mha: attn.multi_head_attention on activations
+// [B, S, E] with the key e=E, weights W_q [E, Hq D], W_k [E, Hkv D], W_v
+// [E, Hkv Dv], W_o [Hq Dv, E]), scale
 // (finite positive float, default 1/sqrt(d)), mask (none, or a
 // union `|` of intersections `&` of: causal | causal_bottom_right |
 // window:L:R | chunked:C | prefix:P | strided:L | fixed:L:C | dilated:W:DIL |
@@ -89,8 +91,10 @@ struct AttentionSpec {
   /// How a query and a key score: scaled dot product, or a Gaussian kernel
   /// of their distance with width `sigma` (scale 1/sigma^2, see
   /// attn.attention's `similarity`).
-  enum class Kind { SDPA, Gaussian, Linear, Additive };
+  enum class Kind { SDPA, Gaussian, Linear, Additive, MultiHead };
   Kind kind = Kind::SDPA;
+  /// The embedding size E of kind=mha (0 otherwise).
+  int64_t embed = 0;
   double sigma = 0;
   /// Absent means the op's default, 1/sqrt(headDim).
   std::optional<double> scale;

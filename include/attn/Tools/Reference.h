@@ -119,6 +119,19 @@ void referenceAttention(const ReferenceProblem &p, const float *q,
                         const float *k, const float *v, double *out,
                         double *lse = nullptr);
 
+/// The projections of a multi-head attention: activations [B, S, E],
+/// weights [in, out], row-major (see attn.multi_head_attention).
+struct MultiHeadProjections {
+  const float *xq, *xk, *xv, *wq, *wk, *wv, *wo;
+  int64_t embed, outEmbed;
+};
+
+/// out [B, Sq, outEmbed] = concat_h(attention_h(x_q W_q, x_k W_k, x_v W_v))
+/// W_o, the projections split into heads as [B, S, H, D]; `p` describes the
+/// attention (its layout is ignored).
+void referenceMultiHeadAttention(const ReferenceProblem &p,
+                                 const MultiHeadProjections &m, double *out);
+
 /// The score of query i and key j of batch b, head h (scaled dot product or
 /// Gaussian, then scoreMod, then + bias), or nullopt when a mask hides the
 /// key.

@@ -29,6 +29,7 @@
 #include "k_blk.h"
 
 #include "Inputs/cpu-tensor.h"
+#include "Inputs/expect.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -37,13 +38,6 @@ enum { S = 4, D = 2, N = S * D };
 
 static float q[N], k[N], v[N], o[N];
 static int8_t blocks[2 * 3];
-static int all_ok = 1;
-
-static void expect(const char *label, int got, int want) {
-  int ok = got == want;
-  printf("%s: %d %s\n", label, got, ok ? "ok" : "FAILED");
-  all_ok &= ok;
-}
 
 static void expect_row(const char *label, int row, double want) {
   int ok = fabs(o[row * D] - want) < 1e-6;

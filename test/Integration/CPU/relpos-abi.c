@@ -18,6 +18,7 @@
 #include "k_rel.h"
 
 #include "Inputs/cpu-tensor.h"
+#include "Inputs/expect.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,13 +27,6 @@
 enum { H = 2, S = 2, D = 4, NB = 8, N = H * S * D };
 
 static float q[N], k[N], v[N], o[N], table[(H + 1) * NB];
-static int all_ok = 1;
-
-static void expect(const char *label, int got, int want) {
-  int ok = got == want;
-  printf("%s: %d %s\n", label, got, ok ? "ok" : "FAILED");
-  all_ok &= ok;
-}
 
 int main(void) {
   int64_t shape[4] = {1, H, S, D}, tableShape[2] = {H, NB};
