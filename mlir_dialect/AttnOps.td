@@ -368,6 +368,61 @@ def Attn_LinearAttentionOp : Attn_Op<"linear_attention", [
 }
 
 //===----------------------------------------------------------------------===//
+// attn.additive_attention
+//===----------------------------------------------------------------------===//
+
+def Attn_AdditiveAttentionOp : Attn_Op<"additive_attention", [
+    Pure, DestinationStyleOpInterface]> {
+  let summary = "additive (Bahdanau) attention with its projections";
+  let description = [{
+    Bahdanau's additive score with attention dim A, then the softmax over
+    the visible keys and the weighted sum of the values:
+
+    ```
+    s_ij = scale * w_score . tanh(q_i W_q + k_j W_k)
+    ```
+
+    `w_q` and `w_k` are [D, A] (shared by every head), `w_score` is [A]; the
+    scale defaults to 1. Shapes, GQA, `layout`, `structured_mask` and
+    `kv_lens` as `attn.attention`. `attn-expand-additive` projects q and k
+    once (O(S D A), accumulating in f32) and leaves an `attn.attention` with
+    `similarity = #attn.similarity<additive>` on the projections, whose
+    quadratic part the online softmax fuses like any other score.
+
+    ```mlir
+    %out = attn.additive_attention
+        ins(%q, %k, %v : tensor<2x4x256x64xf32>, tensor<2x4x256x64xf32>,
+                         tensor<2x4x256x64xf32>)
+        weights(%wq, %wk, %w : tensor<64x32xf32>, tensor<64x32xf32>,
+                               tensor<32xf32>)
+        outs(%init : tensor<2x4x256x64xf32>)
+        {structured_mask = #attn.causal<top_left>} -> tensor<2x4x256x64xf32>
+    ```
+  }];
+  let arguments = (ins Attn_FloatTensor:$query, Attn_FloatTensor:$key,
+                       Attn_FloatTensor:$value, Attn_FloatTensor:$q_proj,
+                       Attn_FloatTensor:$k_proj, Attn_FloatTensor:$score_proj,
+                       Optional<Attn_LengthsTensor>:$kv_lens,
+                       Attn_FloatTensor:$init, OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<Attn_StructuredMask>:$structured_mask,
+                       DefaultValuedAttr<Attn_LayoutAttr,
+                                         "::mlir::attn::Layout::BHSD">:$layout);
+  let results = (outs Attn_FloatTensor:$result);
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:` type($query) `,` type($key) `,`
+      type($value) `)`
+    `weights` `(` $q_proj `,` $k_proj `,` $score_proj `:` type($q_proj) `,`
+      type($k_proj) `,` type($score_proj) `)`
+    (`kv_lens` `(` $kv_lens^ `:` type($kv_lens) `)`)?
+    `outs` `(` $init `:` type($init) `)` attr-dict `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    MutableOperandRange getDpsInitsMutable() { return getInitMutable(); }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // attn.multi_head_attention
 //===----------------------------------------------------------------------===//
 

@@ -33,6 +33,25 @@ def ExpandMultiHeadAttention : Pass<"attn-expand-mha"> {
   ];
 }
 
+def ExpandAdditiveAttention : Pass<"attn-expand-additive"> {
+  let summary = "Expand attn.additive_attention into projections and "
+                "attn.attention";
+  let description = [{
+    Rewrites every `attn.additive_attention` into the projections
+    `q W_q` and `k W_k` (`linalg`, accumulated in f32 and converted back to
+    the input type: O(S D A) work), the score weights broadcast to one row
+    per query head, and an `attn.attention` with
+    `similarity = #attn.similarity<additive>` on the projected queries and
+    keys (scale 1 unless given), which every later pass tiles, fuses and
+    skips like any other attention.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def DecomposeAttention : Pass<"attn-decompose"> {
   let summary = "Lower attn.attention to linalg, arith and math without tiling";
   let description = [{

@@ -1122,7 +1122,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
 /// diagnostic when `func` is not one the GPU path takes.
 static AttentionOp getKernelAttention(func::FuncOp func) {
   for (Operation &op : func.getBody().front())
-    if (isa<LinearAttentionOp, MultiHeadAttentionOp>(op)) {
+    if (isa<LinearAttentionOp, AdditiveAttentionOp, MultiHeadAttentionOp>(op)) {
       op.emitError() << "attn-convert-to-gpu: " << op.getName()
                      << " has no GPU kernel yet; compile it for the CPU target";
       return {};

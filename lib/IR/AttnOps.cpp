@@ -589,6 +589,35 @@ LogicalResult LinearAttentionOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// AdditiveAttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AdditiveAttentionOp::verify() {
+  FailureOr<AttentionDims> dims = verifyAttentionInputs(
+      *this, getQuery(), getKey(), getValue(), /*mask=*/Value(),
+      /*bias=*/Value(), getKvLens(), getLayout());
+  if (failed(dims) || failed(checkScale(*this, getScale())) ||
+      failed(checkOutputShape(*this, getInit(), "init", *dims, getLayout())) ||
+      failed(checkRank(getOperation(), getQProj(), "q_proj", 2, "[D, A]")) ||
+      failed(checkRank(getOperation(), getKProj(), "k_proj", 2, "[D, A]")) ||
+      failed(checkRank(getOperation(), getScoreProj(), "score_proj", 1, "[A]")))
+    return failure();
+  auto shape = [](Value value) {
+    return cast<ShapedType>(value.getType()).getShape();
+  };
+  int64_t attentionDim = shape(getQProj())[1];
+  return success(
+      succeeded(checkDim(*this, shape(getQProj())[0], dims->headDim,
+                         "q_proj rows", "the head dim D")) &&
+      succeeded(checkDim(*this, shape(getKProj())[0], dims->headDim,
+                         "k_proj rows", "the head dim D")) &&
+      succeeded(checkDim(*this, shape(getKProj())[1], attentionDim,
+                         "k_proj columns", "q_proj's attention dim A")) &&
+      succeeded(checkDim(*this, shape(getScoreProj())[0], attentionDim,
+                         "score_proj size", "q_proj's attention dim A")));
+}
+
+//===----------------------------------------------------------------------===//
 // MultiHeadAttentionOp
 //===----------------------------------------------------------------------===//
 

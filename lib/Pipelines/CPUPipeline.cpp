@@ -56,6 +56,7 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
                             : getL2CacheSize(options.cpu);
   // attn -> linalg on tensors: projections first.
   pm.addPass(createExpandMultiHeadAttention());
+  pm.addPass(createExpandAdditiveAttention());
   if (options.fused) {
     // Decode shapes split their keys across threads first (split-K).
     SplitKeyValueOptions split;

@@ -112,7 +112,8 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
                               [](Operation *op) { return isKernelOp(op); }));
   if (kernelOps.size() != 1)
     return func.emitError() << "a kernel function must hold exactly one "
-                               "attn.attention, attn.linear_attention or "
+                               "attn.attention, attn.linear_attention, "
+                               "attn.additive_attention or "
                                "attn.multi_head_attention at its top level, "
                                "found "
                             << kernelOps.size();
@@ -135,9 +136,11 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
   // Only attn.attention takes masks, biases, key lengths and an lse.
   auto op = dyn_cast<AttentionOp>(kernelOp);
   auto linear = dyn_cast<LinearAttentionOp>(kernelOp);
-  Layout layout = op       ? op.getLayout()
-                  : linear ? linear.getLayout()
-                           : Layout::BSHD;
+  auto additive = dyn_cast<AdditiveAttentionOp>(kernelOp);
+  Layout layout = op         ? op.getLayout()
+                  : linear   ? linear.getLayout()
+                  : additive ? additive.getLayout()
+                             : Layout::BSHD;
 
   // Symbols of each dimension of [B, Hq, Sq, D] etc., in the op's layout.
   bool bhsd = layout == Layout::BHSD;
@@ -145,13 +148,34 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     return bhsd ? SmallVector<int64_t>{ATTN_SYM_B, heads, seq, feature}
                 : SmallVector<int64_t>{ATTN_SYM_B, seq, heads, feature};
   };
-  if (op || linear)
+  if (op || linear || additive)
     roles = {{"q", kernelOp->getOperand(0),
               headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_D)},
              {"k", kernelOp->getOperand(1),
               headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_D)},
              {"v", kernelOp->getOperand(2),
               headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_DV)}};
+  if (additive) {
+    // w_q, w_k [D, A] and w_score [A]: A is fixed.
+    auto attentionDim = [&](Value weight, int64_t d) {
+      return ATTN_DIM_FIXED(cast<ShapedType>(weight.getType()).getDimSize(d));
+    };
+    if (ShapedType::isDynamic(
+            cast<ShapedType>(additive.getScoreProj().getType()).getDimSize(0)))
+      return func.emitError()
+             << "an additive attention kernel needs a static attention dim";
+    roles.push_back({"w_q",
+                     additive.getQProj(),
+                     {ATTN_SYM_D, attentionDim(additive.getQProj(), 1)}});
+    roles.push_back({"w_k",
+                     additive.getKProj(),
+                     {ATTN_SYM_D, attentionDim(additive.getKProj(), 1)}});
+    roles.push_back({"w_score",
+                     additive.getScoreProj(),
+                     {attentionDim(additive.getScoreProj(), 0)}});
+    if (Value lens = additive.getKvLens())
+      roles.push_back({"kv_lens", lens, {ATTN_SYM_B}});
+  }
   if (Value mask = op ? op.getMask() : Value())
     roles.push_back({"mask", mask, broadcastDims(mask)});
   if (Value bias = op ? op.getBias() : Value())
@@ -173,8 +197,11 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     roles.push_back(
         {"block_mask", blockMask, dims, {0, 0, sizes[0], sizes[1]}});
   }
-  if (op || linear)
-    roles.push_back({"out", op ? op.getInit() : linear.getInit(),
+  if (op || linear || additive)
+    roles.push_back({"out",
+                     op       ? op.getInit()
+                     : linear ? linear.getInit()
+                              : additive.getInit(),
                      headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
   if (Value lse = op ? op.getLseInit() : Value())
     roles.push_back({"lse", lse, {ATTN_SYM_B, ATTN_SYM_HQ, ATTN_SYM_SQ}});

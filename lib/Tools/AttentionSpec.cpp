@@ -83,6 +83,8 @@ std::string AttentionSpec::str() const {
     os << ",kind=linear";
   if (kind == Kind::Additive)
     os << ",kind=additive";
+  if (kind == Kind::Additive && attentionDim)
+    os << ":" << attentionDim;
   if (kind == Kind::MultiHead)
     os << ",kind=mha,e=" << embed;
   if (scale)
@@ -329,10 +331,18 @@ static llvm::Error parseKind(StringRef value, AttentionSpec &spec) {
                                       : AttentionSpec::Kind::MultiHead;
     return llvm::Error::success();
   }
+  if (value.consume_front("additive:")) {
+    llvm::Expected<int64_t> dim = parseSize("kind=additive", value);
+    if (!dim)
+      return dim.takeError();
+    spec.kind = AttentionSpec::Kind::Additive;
+    spec.attentionDim = *dim;
+    return llvm::Error::success();
+  }
   if (!value.consume_front("gaussian:"))
     return specError("unknown 'kind' value '" + value +
-                     "' (expected sdpa, gaussian:SIGMA, linear, additive or "
-                     "mha)");
+                     "' (expected sdpa, gaussian:SIGMA, linear, additive, "
+                     "additive:A or mha)");
   llvm::Expected<double> sigma = parsePositive("kind=gaussian", value);
   if (!sigma)
     return sigma.takeError();
@@ -371,6 +381,21 @@ static llvm::Error checkMultiHeadKind(const AttentionSpec &spec) {
     return specError("'kind=mha' takes no '" + Twine(unsupported) +
                      "' (activations are [B, S, E]; the head counts are "
                      "attributes)");
+  return llvm::Error::success();
+}
+
+/// kind=additive:A runs attn.additive_attention, which takes a structured
+/// mask, kv_lens, a scale and a temperature only.
+static llvm::Error checkAdditiveAttentionKind(const AttentionSpec &spec) {
+  const char *unsupported = spec.mod != AttentionSpec::ScoreMod::None ? "mod"
+                            : spec.spans                              ? "spans"
+                            : spec.blockMask[0] ? "block_mask"
+                            : spec.lse          ? "lse"
+                                                : nullptr;
+  if (unsupported)
+    return specError("'kind=additive:A' takes no '" + Twine(unsupported) +
+                     "' (attn.additive_attention has masks, kv_lens and a "
+                     "scale)");
   return llvm::Error::success();
 }
 
@@ -541,6 +566,10 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
 
   if (spec.kind == AttentionSpec::Kind::Linear)
     if (llvm::Error error = checkLinearKind(spec))
+      return std::move(error);
+
+  if (spec.attentionDim)
+    if (llvm::Error error = checkAdditiveAttentionKind(spec))
       return std::move(error);
 
   bool multiHead = spec.kind == AttentionSpec::Kind::MultiHead;
@@ -715,6 +744,46 @@ static OwningOpRef<ModuleOp> verifiedModule(OwningOpRef<ModuleOp> module,
   return module;
 }
 
+/// kind=additive:A: `funcName`(q, k, v, w_q, w_k, w_score, [kv_lens], out)
+/// computing attn.additive_attention.
+static OwningOpRef<ModuleOp> buildAdditiveModule(OpBuilder &b,
+                                                 OwningOpRef<ModuleOp> module,
+                                                 const AttentionSpec &spec,
+                                                 StringRef funcName) {
+  Location loc = module->getLoc();
+  Type element = elementTypeOf(b, spec.dtype);
+  Type qType =
+      headTensorType(spec, spec.qHeads, spec.qLen, spec.headDim, element);
+  Type kType =
+      headTensorType(spec, spec.kvHeads, spec.kvLen, spec.headDim, element);
+  Type vType =
+      headTensorType(spec, spec.kvHeads, spec.kvLen, spec.valueDim, element);
+  Type outType =
+      headTensorType(spec, spec.qHeads, spec.qLen, spec.valueDim, element);
+  Type projType =
+      RankedTensorType::get({spec.headDim, spec.attentionDim}, element);
+  SmallVector<Type> argTypes = {
+      qType,    kType,    vType,
+      projType, projType, RankedTensorType::get({spec.attentionDim}, element)};
+  if (spec.kvLens)
+    argTypes.push_back(RankedTensorType::get(
+        {spec.dynamicBatch ? ShapedType::kDynamic : spec.batch},
+        b.getI32Type()));
+  argTypes.push_back(outType);
+  auto func = func::FuncOp::create(b, loc, funcName,
+                                   b.getFunctionType(argTypes, {outType}));
+  Block *entry = func.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  auto arg = [&](unsigned i) { return entry->getArgument(i); };
+  auto additive = AdditiveAttentionOp::create(
+      b, loc, outType, arg(0), arg(1), arg(2), arg(3), arg(4), arg(5),
+      spec.kvLens ? arg(6) : Value(), entry->getArguments().back(),
+      buildScale(b, spec), buildStructuredMask(b.getContext(), spec),
+      spec.layout);
+  func::ReturnOp::create(b, loc, additive.getResult());
+  return verifiedModule(std::move(module), spec);
+}
+
 /// kind=mha: `funcName`(x_q, x_k, x_v, w_q, w_k, w_v, w_o, [kv_lens], out)
 /// computing attn.multi_head_attention.
 static OwningOpRef<ModuleOp> buildMultiHeadModule(OpBuilder &b,
@@ -778,6 +847,8 @@ mlir::attn::buildAttentionModule(MLIRContext *ctx, const AttentionSpec &spec,
 
   if (spec.kind == AttentionSpec::Kind::MultiHead)
     return buildMultiHeadModule(b, std::move(module), spec, funcName);
+  if (spec.attentionDim)
+    return buildAdditiveModule(b, std::move(module), spec, funcName);
 
   Type elementType = elementTypeOf(b, spec.dtype);
   Type qType =

@@ -23,73 +23,6 @@ namespace mlir::attn {
 using namespace mlir;
 using namespace mlir::attn;
 
-/// Computes `x @ w + bias` for x [B, S, K], w [K, N], bias [N] (optional),
-/// accumulating in f32, into `dest` [B, S, N] (a new tensor of `elementType`
-/// when `dest` is null).
-static Value project(OpBuilder &b, Location loc, Value x, Value w, Value bias,
-                     Type elementType, Value dest = {}) {
-  MLIRContext *ctx = b.getContext();
-  Type f32 = b.getF32Type();
-  SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(b, loc, x, 0),
-                                     tensor::getMixedSize(b, loc, x, 1),
-                                     tensor::getMixedSize(b, loc, w, 1)};
-  if (!dest)
-    dest = tensor::EmptyOp::create(b, loc, sizes, elementType);
-  // An f32 destination accumulates in place; others get an f32 temporary.
-  bool accumulateInDest = getElementTypeOrSelf(dest) == f32;
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value accInit =
-      linalg::FillOp::create(
-          b, loc, zero,
-          accumulateInDest ? dest : tensor::EmptyOp::create(b, loc, sizes, f32))
-          .getResult(0);
-
-  AffineExpr d0, d1, d2, d3;
-  bindDims(ctx, d0, d1, d2, d3);
-  SmallVector<AffineMap> contractMaps = {
-      AffineMap::get(4, 0, {d0, d1, d3}, ctx),
-      AffineMap::get(4, 0, {d3, d2}, ctx),
-      AffineMap::get(4, 0, {d0, d1, d2}, ctx)};
-  SmallVector<utils::IteratorType> contractIters(3,
-                                                 utils::IteratorType::parallel);
-  contractIters.push_back(utils::IteratorType::reduction);
-  Value acc = linalg::GenericOp::create(
-                  b, loc, accInit.getType(), ValueRange{x, w}, accInit,
-                  contractMaps, contractIters,
-                  [&](OpBuilder &nb, Location nl, ValueRange args) {
-                    Value lhs = convertFloat(nb, nl, args[0], f32);
-                    Value rhs = convertFloat(nb, nl, args[1], f32);
-                    Value prod = arith::MulFOp::create(nb, nl, lhs, rhs);
-                    Value sum = arith::AddFOp::create(nb, nl, prod, args[2]);
-                    linalg::YieldOp::create(nb, nl, sum);
-                  })
-                  .getResult(0);
-
-  if (!bias && accumulateInDest)
-    return acc;
-
-  // Epilogue: add the bias and convert to the destination element type.
-  SmallVector<Value> inputs = {acc};
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(3)};
-  if (bias) {
-    inputs.push_back(bias);
-    maps.push_back(AffineMap::get(3, 0, {d2}, ctx));
-  }
-  maps.push_back(b.getMultiDimIdentityMap(3));
-  SmallVector<utils::IteratorType> iters(3, utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, dest.getType(), inputs, dest, maps, iters,
-             [&](OpBuilder &nb, Location nl, ValueRange args) {
-               Value v = args[0];
-               if (bias)
-                 v = arith::AddFOp::create(nb, nl, v,
-                                           convertFloat(nb, nl, args[1], f32));
-               linalg::YieldOp::create(
-                   nb, nl, convertFloat(nb, nl, v, getElementTypeOrSelf(dest)));
-             })
-      .getResult(0);
-}
-
 /// Reshapes [B, S, H*F] into [B, S, H, F].
 static Value splitHeads(OpBuilder &b, Location loc, Value x, int64_t heads) {
   auto type = cast<RankedTensorType>(x.getType());
@@ -130,16 +63,16 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
   int64_t numKvHeads = op.getNumKvHeadsOrDefault();
 
   Value q = splitHeads(rewriter, loc,
-                       project(rewriter, loc, op.getQuery(), op.getQProj(),
-                               biasAt(0), elementType),
+                       createProjection(rewriter, loc, op.getQuery(),
+                                        op.getQProj(), biasAt(0), elementType),
                        numHeads);
   Value k = splitHeads(rewriter, loc,
-                       project(rewriter, loc, op.getKey(), op.getKProj(),
-                               biasAt(1), elementType),
+                       createProjection(rewriter, loc, op.getKey(),
+                                        op.getKProj(), biasAt(1), elementType),
                        numKvHeads);
   Value v = splitHeads(rewriter, loc,
-                       project(rewriter, loc, op.getValue(), op.getVProj(),
-                               biasAt(2), elementType),
+                       createProjection(rewriter, loc, op.getValue(),
+                                        op.getVProj(), biasAt(2), elementType),
                        numKvHeads);
 
   // Attention output in BSHD: [B, Sq, Hq, Dv], so merging heads is a reshape.
@@ -169,8 +102,8 @@ mlir::attn::expandMultiHeadAttention(RewriterBase &rewriter,
   SmallVector<ReassociationIndices> mergeHeads = {{0}, {1}, {2, 3}};
   Value merged = tensor::CollapseShapeOp::create(
       rewriter, loc, attention.getResult(), mergeHeads);
-  Value out = project(rewriter, loc, merged, op.getOutProj(), biasAt(3),
-                      elementType, op.getInit());
+  Value out = createProjection(rewriter, loc, merged, op.getOutProj(),
+                               biasAt(3), elementType, op.getInit());
   rewriter.replaceOp(op, out);
   return attention;
 }

@@ -207,6 +207,80 @@ Value mlir::attn::buildBlockMaskVisible(OpBuilder &b, Location loc,
       m.both(classIs(arith::CmpIPredicate::eq, 1), visibleByOthers));
 }
 
+Value mlir::attn::createProjection(OpBuilder &b, Location loc, Value x, Value w,
+                                   Value bias, Type elementType, Value dest) {
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  // Loops: the rows of x, the output column, then the reduction.
+  int64_t rank = cast<ShapedType>(x.getType()).getRank();
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    sizes.push_back(tensor::getMixedSize(b, loc, x, d));
+  sizes.push_back(tensor::getMixedSize(b, loc, w, 1));
+  if (!dest)
+    dest = tensor::EmptyOp::create(b, loc, sizes, elementType);
+  // An f32 destination accumulates in place; others get an f32 temporary.
+  bool accumulateInDest = getElementTypeOrSelf(dest) == f32;
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  Value accInit =
+      linalg::FillOp::create(
+          b, loc, zero,
+          accumulateInDest ? dest : tensor::EmptyOp::create(b, loc, sizes, f32))
+          .getResult(0);
+
+  SmallVector<AffineExpr> rows;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    rows.push_back(getAffineDimExpr(d, ctx));
+  AffineExpr column = getAffineDimExpr(rank - 1, ctx);
+  AffineExpr reduced = getAffineDimExpr(rank, ctx);
+  SmallVector<AffineExpr> xExprs = rows, outExprs = rows;
+  xExprs.push_back(reduced);
+  outExprs.push_back(column);
+  SmallVector<AffineMap> contractMaps = {
+      AffineMap::get(rank + 1, 0, xExprs, ctx),
+      AffineMap::get(rank + 1, 0, {reduced, column}, ctx),
+      AffineMap::get(rank + 1, 0, outExprs, ctx)};
+  SmallVector<utils::IteratorType> contractIters(rank,
+                                                 utils::IteratorType::parallel);
+  contractIters.push_back(utils::IteratorType::reduction);
+  Value acc = linalg::GenericOp::create(
+                  b, loc, accInit.getType(), ValueRange{x, w}, accInit,
+                  contractMaps, contractIters,
+                  [&](OpBuilder &nb, Location nl, ValueRange args) {
+                    Value lhs = convertFloat(nb, nl, args[0], f32);
+                    Value rhs = convertFloat(nb, nl, args[1], f32);
+                    Value prod = arith::MulFOp::create(nb, nl, lhs, rhs);
+                    Value sum = arith::AddFOp::create(nb, nl, prod, args[2]);
+                    linalg::YieldOp::create(nb, nl, sum);
+                  })
+                  .getResult(0);
+
+  if (!bias && accumulateInDest)
+    return acc;
+
+  // Epilogue: add the bias and convert to the destination element type.
+  SmallVector<Value> inputs = {acc};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+  if (bias) {
+    inputs.push_back(bias);
+    maps.push_back(
+        AffineMap::get(rank, 0, {getAffineDimExpr(rank - 1, ctx)}, ctx));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, dest.getType(), inputs, dest, maps, iters,
+             [&](OpBuilder &nb, Location nl, ValueRange args) {
+               Value v = args[0];
+               if (bias)
+                 v = arith::AddFOp::create(nb, nl, v,
+                                           convertFloat(nb, nl, args[1], f32));
+               linalg::YieldOp::create(
+                   nb, nl, convertFloat(nb, nl, v, getElementTypeOrSelf(dest)));
+             })
+      .getResult(0);
+}
+
 FinalizeOnlineAttentionOp mlir::attn::createFinalize(OpBuilder &b, Location loc,
                                                      AttentionOp op,
                                                      ValueRange statistics) {

@@ -61,3 +61,17 @@ func.func @multi_head(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>,
       -> tensor<1x8x16xf32>
   return %0 : tensor<1x8x16xf32>
 }
+
+// -----
+
+func.func @additive(%q: tensor<1x2x8x8xf32>, %w: tensor<8x4xf32>,
+                    %s: tensor<4xf32>, %o: tensor<1x2x8x8xf32>)
+    -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: attn.additive_attention has no GPU kernel yet; compile it for the CPU target}}
+  %0 = attn.additive_attention
+      ins(%q, %q, %q : tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>,
+                       tensor<1x2x8x8xf32>)
+      weights(%w, %w, %s : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>)
+      outs(%o : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %0 : tensor<1x2x8x8xf32>
+}

@@ -292,6 +292,17 @@ static FailureOr<ProblemTemplate> describeProblem(func::FuncOp func) {
   auto multiHead = func.getOps<MultiHeadAttentionOp>();
   if (!multiHead.empty())
     return describeScoresAndMasks(*multiHead.begin(), result);
+  auto additiveOps = func.getOps<AdditiveAttentionOp>();
+  if (!additiveOps.empty()) {
+    AdditiveAttentionOp additive = *additiveOps.begin();
+    p.bshd = additive.getLayout() == Layout::BSHD;
+    // Additive scores default to scale 1, not 1/sqrt(D).
+    std::optional<APFloat> scale = additive.getScale();
+    result.scale = scale ? scale->convertToDouble() : 1.0;
+    if (StructuredMaskAttrInterface mask = additive.getStructuredMaskAttr())
+      p.structuredMask = describeMask(mask);
+    return result;
+  }
   AttentionOp op = *func.getOps<AttentionOp>().begin();
   p.bshd = op.getLayout() == Layout::BSHD;
   if (RelPosAttr relpos = op.getRelposAttr()) {
@@ -739,6 +750,10 @@ int main(int argc, char **argv) {
     const float *q = nullptr, *k = nullptr, *v = nullptr;
     // attn.multi_head_attention's activations and weights.
     MultiHeadProjections multiHead{};
+    // attn.additive_attention's score weights (its w_q and w_k are
+    // multiHead's).
+    const float *scoreProj = nullptr;
+    int64_t attentionDim = 0;
     llvm::StringMap<const float **> multiHeadInputs = {
         {"x_q", &multiHead.xq}, {"x_k", &multiHead.xk}, {"x_v", &multiHead.xv},
         {"w_q", &multiHead.wq}, {"w_k", &multiHead.wk}, {"w_v", &multiHead.wv},
@@ -776,6 +791,9 @@ int main(int argc, char **argv) {
           multiHead.embed = t.shape.back();
         if (operand.name == "w_o")
           multiHead.outEmbed = t.shape.back();
+      } else if (operand.name == "w_score") {
+        scoreProj = t.values.data();
+        attentionDim = t.shape.front();
       } else if (operand.name == "q")
         q = t.values.data();
       else if (operand.name == "k")
@@ -857,6 +875,9 @@ int main(int argc, char **argv) {
           lseIndex >= 0 ? numElements(tensors[lseIndex].shape) : 0);
       if (multiHead.xq)
         referenceMultiHeadAttention(p, multiHead, expected.data());
+      else if (scoreProj)
+        referenceAdditiveAttention(p, q, k, v, multiHead.wq, multiHead.wk,
+                                   scoreProj, attentionDim, expected.data());
       else
         referenceAttention(p, q, k, v, expected.data(),
                            lseIndex >= 0 ? expectedLse.data() : nullptr);

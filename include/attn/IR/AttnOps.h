@@ -20,10 +20,12 @@
 #include "attn/IR/AttnOps.h.inc"
 
 namespace mlir::attn {
-/// Whether `op` is what a kernel function computes: an attn.attention, an
-/// attn.linear_attention or an attn.multi_head_attention.
+/// Whether `op` is what a kernel function computes: an attn.attention,
+/// attn.linear_attention, attn.additive_attention or
+/// attn.multi_head_attention.
 inline bool isKernelOp(Operation *op) {
-  return isa<AttentionOp, LinearAttentionOp, MultiHeadAttentionOp>(op);
+  return isa<AttentionOp, LinearAttentionOp, AdditiveAttentionOp,
+             MultiHeadAttentionOp>(op);
 }
 } // namespace mlir::attn
 

@@ -13,7 +13,9 @@
 // attention, score -|q - k|^2 / (2 SIGMA^2); it sets the scale; linear:
 // attn.linear_attention, with mask none or causal only; additive: Bahdanau
 // scores sum_d w[h, d] tanh(q[d] + k[d]) of projected q and k, with a weight
-// argument [Hq, D] after v; mha: attn.multi_head_attention on activations
+// argument [Hq, D] after v; additive:A: attn.additive_attention, Bahdanau
+// scores w . tanh(q W_q + k W_k) with attention dim A, weights W_q, W_k
+// [D, A] and w [A] after v; mha: attn.multi_head_attention on activations
 // [B, S, E] with the key e=E, weights W_q [E, Hq D], W_k [E, Hkv D], W_v
 // [E, Hkv Dv], W_o [Hq Dv, E]), scale
 // (finite positive float, default 1/sqrt(d)), mask (none, or a
@@ -95,6 +97,9 @@ struct AttentionSpec {
   Kind kind = Kind::SDPA;
   /// The embedding size E of kind=mha (0 otherwise).
   int64_t embed = 0;
+  /// The attention dim A of kind=additive:A (0 for the projected
+  /// kind=additive).
+  int64_t attentionDim = 0;
   double sigma = 0;
   /// Absent means the op's default, 1/sqrt(headDim).
   std::optional<double> scale;

@@ -22,6 +22,12 @@ namespace mlir::attn {
 FailureOr<AttentionOp> expandMultiHeadAttention(RewriterBase &rewriter,
                                                 MultiHeadAttentionOp op);
 
+/// Replaces `op` with the projections of its queries and keys and an
+/// `attn.attention` with the additive similarity on them. Returns the new
+/// attention op.
+FailureOr<AttentionOp> expandAdditiveAttention(RewriterBase &rewriter,
+                                               AdditiveAttentionOp op);
+
 /// Replaces `op` with the naive, unfused linalg lowering that materializes the
 /// [B, Hq, Sq, Sk] score matrix. Returns the values that replaced the op (the
 /// output, then the lse when it has one).

@@ -139,6 +139,12 @@ Value buildBlockMaskVisible(OpBuilder &b, Location loc, Value blockMask,
                             ArrayRef<int64_t> blockSizes, ValueRange indices,
                             Value visibleByOthers);
 
+/// `x @ w + bias` for x [..., K], w [K, N] and an optional bias [N],
+/// accumulating in f32, into `dest` [..., N] (a new tensor of `elementType`
+/// when `dest` is null).
+Value createProjection(OpBuilder &b, Location loc, Value x, Value w, Value bias,
+                       Type elementType, Value dest = {});
+
 /// The finalize_online_attention that ends `op` from its final `statistics`
 /// (acc, max, sum): into op's init, and its lse init when op has one.
 FinalizeOnlineAttentionOp createFinalize(OpBuilder &b, Location loc,

@@ -2193,3 +2193,64 @@ func.func @block_mask_type(%q: tensor<1x4x8x16xf32>, %m: tensor<1x4x2x2xi32>,
       {block_sizes = array<i64: 4, 4>} -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
+
+// -----
+
+func.func @additive_attention_rows(%q: tensor<1x4x8x16xf32>,
+                                   %wq: tensor<12x8xf32>, %w: tensor<8xf32>,
+                                   %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{q_proj rows is 12, expected 16 (the head dim D)}}
+  %0 = attn.additive_attention
+      ins(%q, %q, %q : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
+                       tensor<1x4x8x16xf32>)
+      weights(%wq, %wq, %w : tensor<12x8xf32>, tensor<12x8xf32>, tensor<8xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @additive_attention_dims(%q: tensor<1x4x8x16xf32>,
+                                   %wq: tensor<16x8xf32>,
+                                   %wk: tensor<16x4xf32>, %w: tensor<8xf32>,
+                                   %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{k_proj columns is 4, expected 8 (q_proj's attention dim A)}}
+  %0 = attn.additive_attention
+      ins(%q, %q, %q : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
+                       tensor<1x4x8x16xf32>)
+      weights(%wq, %wk, %w : tensor<16x8xf32>, tensor<16x4xf32>, tensor<8xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @additive_attention_score(%q: tensor<1x4x8x16xf32>,
+                                    %wq: tensor<16x8xf32>, %w: tensor<6xf32>,
+                                    %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{score_proj size is 6, expected 8 (q_proj's attention dim A)}}
+  %0 = attn.additive_attention
+      ins(%q, %q, %q : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
+                       tensor<1x4x8x16xf32>)
+      weights(%wq, %wq, %w : tensor<16x8xf32>, tensor<16x8xf32>, tensor<6xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @additive_attention_rank(%q: tensor<1x4x8x16xf32>,
+                                   %wq: tensor<16x8xf32>, %w: tensor<8x1xf32>,
+                                   %o: tensor<1x4x8x16xf32>)
+    -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{expected score_proj to have rank 1 [A], got rank 2 ('tensor<8x1xf32>')}}
+  %0 = attn.additive_attention
+      ins(%q, %q, %q : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
+                       tensor<1x4x8x16xf32>)
+      weights(%wq, %wq, %w : tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x1xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}

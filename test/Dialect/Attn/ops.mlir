@@ -335,3 +335,18 @@ func.func @block_mask(%q: tensor<1x4x8x16xf32>, %m: tensor<1x1x2x1xi8>,
        structured_mask = #attn.causal<top_left>} -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
+
+// Additive (Bahdanau) attention with its projections.
+// CHECK-LABEL: func.func @additive_attention
+// CHECK: attn.additive_attention ins(%{{.*}}) weights(%{{.*}} : tensor<16x8xf32>, tensor<16x8xf32>, tensor<8xf32>) kv_lens(%{{.*}} : tensor<1xi32>) outs(%{{.*}} : tensor<1x4x8x16xf32>) {structured_mask = #attn.causal<top_left>}
+func.func @additive_attention(%q: tensor<1x4x8x16xf32>, %wq: tensor<16x8xf32>,
+                              %w: tensor<8xf32>, %lens: tensor<1xi32>,
+                              %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.additive_attention
+      ins(%q, %q, %q : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
+                       tensor<1x4x8x16xf32>)
+      weights(%wq, %wq, %w : tensor<16x8xf32>, tensor<16x8xf32>, tensor<8xf32>)
+      kv_lens(%lens : tensor<1xi32>) outs(%o : tensor<1x4x8x16xf32>)
+      {structured_mask = #attn.causal<top_left>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
