@@ -252,20 +252,42 @@ def Attn_BlockBitmapMaskAttr : Attn_Attr<"BlockBitmapMask", "block_bitmap",
     [Attn_StructuredMaskAttrInterface]> {
   let summary = "a static bitmap of (query block, key block) pairs";
   let description = [{
-    Positions fall in blocks of `block`; key block `bj = j / block` is visible
-    to query block `bi = i / block` iff bit `bj` of `rows[bi]` is set (rows
-    past the list, and key blocks past 63, show nothing). The SPEC term
-    `blocks:FILE` reads it from a file (see the README).
+    Positions fall in blocks of `block`. Each query block has a row of
+    `key_blocks` bits (default 64), stored as ceil(key_blocks / 64) words of
+    `rows`, least significant bit first: key block `bj = j / block` is
+    visible to query block `bi = i / block` iff bit `bj % 64` of word
+    `bi * words + bj / 64` is set. Query blocks past the rows and key blocks
+    past `key_blocks` show nothing. The SPEC term `blocks:FILE` reads it from
+    a file (see the README). Lowerings read the words from a constant table.
 
     ```mlir
     // Blocks of 64: block 0 sees itself, block 1 sees blocks 0 and 1, ...
     #attn.block_bitmap<block = 64, rows = [1, 3, 6, 12]>
+    // 100 key blocks: two words per row.
+    #attn.block_bitmap<block = 64, rows = [1, 0, 0, 16], key_blocks = 100>
     ```
   }];
   let parameters = (ins "int64_t":$block,
+                        DefaultValuedParameter<"int64_t", "64">:$key_blocks,
                         ArrayRefParameter<"uint64_t", "bit rows">:$rows);
-  let assemblyFormat =
-      "`<` `block` `=` $block `,` `rows` `=` `[` $rows `]` `>`";
+  let assemblyFormat = [{
+    `<` `block` `=` $block `,` `rows` `=` `[` $rows `]`
+      (`,` `key_blocks` `=` $key_blocks^)? `>`
+  }];
+  let extraClassDeclaration = [{
+    /// The words of each row.
+    int64_t getWordsPerRow() const { return (getKeyBlocks() + 63) / 64; }
+    /// The query blocks the rows describe.
+    int64_t getNumRows() const {
+      return static_cast<int64_t>(getRows().size()) / getWordsPerRow();
+    }
+    /// Whether key block `bj` is visible to query block `bi`.
+    bool shows(int64_t bi, int64_t bj) const {
+      if (bi < 0 || bi >= getNumRows() || bj < 0 || bj >= getKeyBlocks())
+        return false;
+      return getRows()[bi * getWordsPerRow() + bj / 64] >> (bj % 64) & 1;
+    }
+  }];
   let genVerifyDecl = 1;
 }
 

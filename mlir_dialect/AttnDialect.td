@@ -30,7 +30,10 @@ def Attn_Dialect : Dialect {
     /// Registers the attributes; lives beside their storage classes.
     void registerAttributes();
   }];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  // memref: the constant tables of block bitmaps, which any lowering of a
+  // structured mask may emit.
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 class Attn_Op<string mnemonic, list<Trait> traits = []>

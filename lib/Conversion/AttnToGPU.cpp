@@ -1361,6 +1361,7 @@ struct ConvertAttnToGPUPass
     for (func::FuncOp func : kernels)
       if (failed(convertAttentionToGPU(func, blockRows, kvTileSize, mma)))
         return signalPassFailure();
+    materializeBlockBitmapTables(getOperation());
   }
 };
 } // namespace

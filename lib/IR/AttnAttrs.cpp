@@ -152,12 +152,21 @@ BigBirdMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 
 LogicalResult
 BlockBitmapMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                            int64_t block, ArrayRef<uint64_t> rows) {
+                            int64_t block, int64_t keyBlocks,
+                            ArrayRef<uint64_t> rows) {
   if (failed(checkAtLeast(emitError, "block_bitmap", "block", block, 1)) ||
+      failed(checkAtLeast(emitError, "block_bitmap", "key_blocks", keyBlocks,
+                          1)) ||
       failed(checkAtLeast(emitError, "block_bitmap", "rows", rows.size(), 1)))
     return failure();
-  if (rows.size() > 256)
-    return emitError() << "block_bitmap has at most 256 rows, got "
+  int64_t words = (keyBlocks + 63) / 64;
+  if (rows.size() % words)
+    return emitError() << "block_bitmap rows hold " << words
+                       << " word(s) each (key_blocks = " << keyBlocks
+                       << "), got " << rows.size() << " words";
+  // The table lives in the kernel: 2^20 words (8 MiB) at most.
+  if (rows.size() > (size_t(1) << 20))
+    return emitError() << "block_bitmap has at most 2^20 words, got "
                        << rows.size();
   return success();
 }

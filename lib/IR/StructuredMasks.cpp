@@ -20,12 +20,19 @@
 #include "attn/IR/StructuredMasks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::attn;
+
+/// Marks the memref.get_global of a block bitmap's table until
+/// materializeBlockBitmapTables defines the table.
+static constexpr StringLiteral kBitmapTableAttr = "attn.block_bitmap_table";
 
 namespace {
 /// Integer arithmetic on constants.
@@ -65,12 +72,14 @@ struct ConstantMath {
         return true;
     return false;
   }
-  /// Whether any (or, with `all`, every) bit of [lo, hi] (within [0, 63]) is
-  /// set in rows[row] (no bit past the rows).
-  Bool rowBits(ArrayRef<uint64_t> rows, Int row, Int lo, Int hi, bool all) {
-    uint64_t word = row >= 0 && row < Int(rows.size()) ? rows[row] : 0;
-    uint64_t mask = (~0ull >> (63 - hi)) & (~0ull << lo);
-    return all ? (word & mask) == mask : (word & mask) != 0;
+  /// Whether any (or, with `all`, every) key block of [lo, hi] is visible
+  /// to query block `row` in `bitmap`.
+  Bool blockBits(BlockBitmapMaskAttr bitmap, Int row, Int lo, Int hi,
+                 bool all) {
+    for (Int bj = lo; bj <= hi; ++bj)
+      if (bitmap.shows(row, bj) != all)
+        return !all;
+    return all;
   }
 };
 
@@ -136,27 +145,63 @@ struct IRMath {
     return b.createOrFold<arith::IndexCastOp>(
         loc, b.getIndexType(), b.createOrFold<arith::RemUIOp>(loc, x, count));
   }
-  Bool rowBits(ArrayRef<uint64_t> rows, Int row, Int lo, Int hi, bool all) {
+  /// The same over the bitmap's words, read from a constant table: one
+  /// word for a single key block, else a loop over the words of [lo, hi].
+  Bool blockBits(BlockBitmapMaskAttr bitmap, Int row, Int lo, Int hi,
+                 bool all) {
     Type i64 = b.getI64Type();
     auto word = [&](uint64_t v) -> Value {
       return arith::ConstantIntOp::create(b, loc, i64, int64_t(v));
     };
-    // The row's word by a chain of selects (rows are few and static).
-    Value bits = word(0);
-    for (auto [index, value] : llvm::enumerate(rows))
-      bits = select(eq(row, constant(index)), word(value), bits);
     auto asI64 = [&](Value v) {
       return b.createOrFold<arith::IndexCastOp>(loc, i64, v);
     };
-    Value mask = b.createOrFold<arith::AndIOp>(
-        loc,
-        b.createOrFold<arith::ShRUIOp>(loc, word(~0ull),
-                                       asI64(sub(constant(63), hi))),
-        b.createOrFold<arith::ShLIOp>(loc, word(~0ull), asI64(lo)));
-    Value met = b.createOrFold<arith::AndIOp>(loc, bits, mask);
-    return b.createOrFold<arith::CmpIOp>(
-        loc, all ? arith::CmpIPredicate::eq : arith::CmpIPredicate::ne, met,
-        all ? mask : word(0));
+    int64_t words = bitmap.getWordsPerRow(), keyBlocks = bitmap.getKeyBlocks();
+    Value table = bitmapTable(bitmap);
+    Bool rowShown =
+        both(le(constant(0), row), ltConst(row, bitmap.getNumRows()));
+    Int rowStart = mul(
+        min(max(row, constant(0)), constant(bitmap.getNumRows() - 1)), words);
+    auto load = [&](OpBuilder &lb, Int w) -> Value {
+      return memref::LoadOp::create(
+          lb, loc, table,
+          ValueRange{lb.createOrFold<arith::AddIOp>(loc, rowStart, w)});
+    };
+    if (lo == hi) {
+      Int bj = min(max(lo, constant(0)), constant(keyBlocks - 1));
+      Value bits = b.createOrFold<arith::ShRUIOp>(
+          loc, load(b, floorDiv(bj, 64)), asI64(floorMod(bj, 64)));
+      Bool set = b.createOrFold<arith::TruncIOp>(loc, b.getI1Type(), bits);
+      return both(both(rowShown, set),
+                  both(le(constant(0), lo), ltConst(lo, keyBlocks)));
+    }
+    // The key blocks of the bitmap in [lo, hi], word by word.
+    Int first = max(lo, constant(0)), last = min(hi, constant(keyBlocks - 1));
+    auto loop = scf::ForOp::create(
+        b, loc, floorDiv(first, 64), add(floorDiv(last, 64), constant(1)),
+        constant(1), ValueRange{truth(all)},
+        [&](OpBuilder &lb, Location, Value w, ValueRange found) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Int base = mul(w, 64);
+          Int a = sub(max(first, base), base);
+          Int z = sub(min(last, add(base, constant(63))), base);
+          Value mask = b.createOrFold<arith::AndIOp>(
+              loc,
+              b.createOrFold<arith::ShRUIOp>(loc, word(~0ull),
+                                             asI64(sub(constant(63), z))),
+              b.createOrFold<arith::ShLIOp>(loc, word(~0ull), asI64(a)));
+          Value met = b.createOrFold<arith::AndIOp>(loc, load(b, w), mask);
+          Bool test = b.createOrFold<arith::CmpIOp>(
+              loc, all ? arith::CmpIPredicate::eq : arith::CmpIPredicate::ne,
+              met, all ? mask : word(0));
+          scf::YieldOp::create(
+              b, loc, all ? both(found[0], test) : either(found[0], test));
+        });
+    Bool result = both(rowShown, loop.getResult(0));
+    // Every block of [lo, hi] must exist to be shown.
+    return all ? both(result, both(le(constant(0), lo), ltConst(hi, keyBlocks)))
+               : result;
   }
   Bool anyOf(Int lo, Int hi, function_ref<Bool(Int)> test) {
     auto loop = scf::ForOp::create(
@@ -172,6 +217,26 @@ struct IRMath {
 private:
   Bool cmp(arith::CmpIPredicate predicate, Int x, Int y) {
     return b.createOrFold<arith::CmpIOp>(loc, predicate, x, y);
+  }
+  Bool ltConst(Int x, int64_t c) { return lt(x, constant(c)); }
+  Int floorMod(Int x, int64_t c) { return sub(x, mul(floorDiv(x, c), c)); }
+
+  /// The bitmap's words: a memref.get_global of a table named after their
+  /// hash, which materializeBlockBitmapTables defines (the code being built
+  /// may not be in its module yet).
+  Value bitmapTable(BlockBitmapMaskAttr bitmap) {
+    ArrayRef<uint64_t> rows = bitmap.getRows();
+    auto type = MemRefType::get({int64_t(rows.size())}, b.getI64Type());
+    std::string name;
+    llvm::raw_string_ostream(name)
+        << "attn_block_bitmap_"
+        << llvm::format_hex_no_prefix(
+               uint64_t(llvm::hash_combine(bitmap.getKeyBlocks(),
+                                           llvm::hash_combine_range(rows))),
+               16);
+    auto table = memref::GetGlobalOp::create(b, loc, type, name);
+    table->setAttr(kBitmapTableAttr, bitmap);
+    return table;
   }
 };
 
@@ -273,10 +338,8 @@ static Bool visible(M &m, StructuredMaskAttrInterface mask, typename M::Int i,
       })
       .Case([&](BlockBitmapMaskAttr bitmap) {
         int64_t blk = bitmap.getBlock();
-        Int bj = m.floorDiv(j, blk), bit = m.min(bj, m.constant(63));
-        return m.both(m.ltConst(bj, 64),
-                      m.rowBits(bitmap.getRows(), m.floorDiv(i, blk), bit, bit,
-                                /*all=*/false));
+        Int bj = m.floorDiv(j, blk);
+        return m.blockBits(bitmap, m.floorDiv(i, blk), bj, bj, /*all=*/false);
       })
       .Case([&](BigBirdMaskAttr bird) {
         int64_t blk = bird.getBlock(), h = bird.getWindow() / 2;
@@ -536,23 +599,18 @@ classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
                                m.either(m.ltConst(i1, g), m.ltConst(j1, g))};
       })
       .Case([&](BlockBitmapMaskAttr bitmap) {
-        // Over the tile's query blocks: hidden when no row has a bit of the
-        // key blocks [bj0, bj1] set, shown when every row has them all
-        // (both exact; key blocks past 63 show nothing).
+        // Over the tile's query blocks: hidden when no row shows a key block
+        // of [bj0, bj1], shown when every row shows them all (both exact).
         int64_t blk = bitmap.getBlock();
-        ArrayRef<uint64_t> rows = bitmap.getRows();
         Int bi0 = m.floorDiv(i0, blk), bi1 = m.floorDiv(i1, blk);
         Int bj0 = m.floorDiv(j0, blk), bj1 = m.floorDiv(j1, blk);
-        Int last = m.constant(63);
-        Int lo = m.min(bj0, last), hi = m.min(bj1, last);
         Bool any = m.anyOf(bi0, bi1, [&](Int bi) {
-          return m.rowBits(rows, bi, lo, hi, /*all=*/false);
+          return m.blockBits(bitmap, bi, bj0, bj1, /*all=*/false);
         });
         Bool gap = m.anyOf(bi0, bi1, [&](Int bi) {
-          return m.negate(m.rowBits(rows, bi, lo, hi, /*all=*/true));
+          return m.negate(m.blockBits(bitmap, bi, bj0, bj1, /*all=*/true));
         });
-        return TileClass<Bool>{m.negate(m.both(m.ltConst(bj0, 64), any)),
-                               m.both(m.ltConst(bj1, 64), m.negate(gap))};
+        return TileClass<Bool>{m.negate(any), m.negate(gap)};
       })
       .Case([&](BigBirdMaskAttr bird) {
         // On the tile's query blocks [bi0, bi1] and key blocks [bj0, bj1]:
@@ -703,4 +761,26 @@ MaskTileValues mlir::attn::buildMaskTile(OpBuilder &b, Location loc,
 
 bool mlir::attn::isBandMask(StructuredMaskAttrInterface mask) {
   return isa_and_nonnull<CausalMaskAttr, SlidingWindowMaskAttr>(mask);
+}
+
+void mlir::attn::materializeBlockBitmapTables(Operation *root) {
+  root->walk([](memref::GetGlobalOp table) {
+    auto bitmap = table->getAttrOfType<BlockBitmapMaskAttr>(kBitmapTableAttr);
+    if (!bitmap)
+      return;
+    table->removeAttr(kBitmapTableAttr);
+    Operation *scope = SymbolTable::getNearestSymbolTable(table);
+    if (SymbolTable::lookupSymbolIn(scope, table.getNameAttr()))
+      return;
+    OpBuilder b = OpBuilder::atBlockBegin(&scope->getRegion(0).front());
+    SmallVector<APInt> words;
+    for (uint64_t word : bitmap.getRows())
+      words.push_back(APInt(64, word));
+    MemRefType type = table.getType();
+    memref::GlobalOp::create(
+        b, table.getLoc(), table.getName(), b.getStringAttr("private"), type,
+        DenseElementsAttr::get(
+            RankedTensorType::get(type.getShape(), b.getI64Type()), words),
+        /*constant=*/true, /*alignment=*/IntegerAttr());
+  });
 }

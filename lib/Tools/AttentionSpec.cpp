@@ -149,7 +149,8 @@ static llvm::Expected<int64_t> parseSize(StringRef key, StringRef value) {
 }
 
 /// Reads the block bitmap of `blocks:FILE`: `block N`, then one line of 0/1
-/// per query block (key block j is column j); `#` starts a comment line.
+/// per query block (key block j is column j, the longest line sets the key
+/// blocks); `#` starts a comment line.
 static llvm::Expected<MaskTerm> readBlockBitmap(StringRef path,
                                                 StringRef whole) {
   auto fail = [&](const Twine &why) {
@@ -163,7 +164,7 @@ static llvm::Expected<MaskTerm> readBlockBitmap(StringRef path,
   MaskTerm term;
   term.kind = MaskTerm::Kind::Blocks;
   term.file = path.str();
-  SmallVector<StringRef> lines;
+  SmallVector<StringRef> lines, bitRows;
   (*buffer)->getBuffer().split(lines, '\n');
   for (StringRef line : lines) {
     line = line.trim();
@@ -177,16 +178,21 @@ static llvm::Expected<MaskTerm> readBlockBitmap(StringRef path,
     }
     if (!term.n[0])
       return fail("the first line must be 'block N'");
-    if (line.size() > 64 || line.find_first_not_of("01") != StringRef::npos)
-      return fail("a row must be at most 64 characters 0 or 1, got '" + line +
-                  "'");
-    uint64_t bits = 0;
-    for (auto [column, c] : llvm::enumerate(line))
-      bits |= uint64_t(c == '1') << column;
-    term.rows.push_back(bits);
+    if (line.find_first_not_of("01") != StringRef::npos)
+      return fail("a row must be characters 0 or 1, got '" + line + "'");
+    bitRows.push_back(line);
+    term.n[1] = std::max<int64_t>(term.n[1], line.size());
   }
-  if (term.rows.empty() || term.rows.size() > 256)
-    return fail("the bitmap needs 1 to 256 rows");
+  // Rows of ceil(key blocks / 64) words, as #attn.block_bitmap stores them.
+  int64_t words = (term.n[1] + 63) / 64;
+  if (bitRows.empty() || int64_t(bitRows.size()) * words > (int64_t(1) << 20))
+    return fail("the bitmap needs 1 row and at most 2^20 64-bit words");
+  for (StringRef line : bitRows) {
+    term.rows.resize(term.rows.size() + words, 0);
+    uint64_t *row = &term.rows[term.rows.size() - words];
+    for (auto [column, c] : llvm::enumerate(line))
+      row[column / 64] |= uint64_t(c == '1') << (column % 64);
+  }
   return term;
 }
 
@@ -641,7 +647,7 @@ static StructuredMaskAttrInterface buildMaskTerm(MLIRContext *ctx,
     return BigBirdMaskAttr::get(ctx, term.n[0], term.n[1], term.n[2], term.n[3],
                                 term.n[4]);
   case MaskTerm::Kind::Blocks:
-    return BlockBitmapMaskAttr::get(ctx, term.n[0], term.rows);
+    return BlockBitmapMaskAttr::get(ctx, term.n[0], term.n[1], term.rows);
   }
   llvm_unreachable("unknown mask term");
 }

@@ -74,8 +74,9 @@ static bool maskShows(const ReferenceMask &m, const ReferenceProblem &p,
   case Kind::Global:
     return i < m.n[0] || j < m.n[0];
   case Kind::BlockBitmap: {
-    uint64_t bi = i / m.n[0], bj = j / m.n[0];
-    return bi < m.bits.size() && bj < 64 && (m.bits[bi] >> bj & 1);
+    uint64_t bi = i / m.n[0], bj = j / m.n[0], words = (m.n[1] + 63) / 64;
+    return bi < m.bits.size() / words && bj < uint64_t(m.n[1]) &&
+           (m.bits[bi * words + bj / 64] >> (bj % 64) & 1);
   }
   case Kind::BigBird: {
     int64_t block = m.n[0], bi = i / block, bj = j / block;

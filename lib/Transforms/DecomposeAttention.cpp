@@ -702,7 +702,8 @@ struct DecomposeAttentionPass
                                 : WalkResult::advance();
     });
     if (result.wasInterrupted())
-      signalPassFailure();
+      return signalPassFailure();
+    materializeBlockBitmapTables(getOperation());
   }
 };
 } // namespace

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/IR/AttnOps.h"
+#include "attn/IR/StructuredMasks.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
 #include "attn/Transforms/Utils.h"
@@ -186,7 +187,8 @@ struct FuseOnlineSoftmaxPass
       return WalkResult::advance();
     });
     if (result.wasInterrupted())
-      signalPassFailure();
+      return signalPassFailure();
+    materializeBlockBitmapTables(getOperation());
   }
 };
 } // namespace

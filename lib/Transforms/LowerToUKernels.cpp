@@ -205,6 +205,7 @@ struct LowerToUKernelsPass
     getOperation()->walk([&](OnlineAttentionOp op) {
       (void)lowerOnlineAttentionToUKernel(rewriter, op);
     });
+    materializeBlockBitmapTables(getOperation());
   }
 };
 } // namespace

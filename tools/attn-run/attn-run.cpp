@@ -222,7 +222,7 @@ static ReferenceMask describeMask(StructuredMaskAttrInterface mask) {
       })
       .Case([&](GlobalMaskAttr a) { set(Kind::Global, {a.getTokens()}); })
       .Case([&](BlockBitmapMaskAttr a) {
-        set(Kind::BlockBitmap, {a.getBlock()});
+        set(Kind::BlockBitmap, {a.getBlock(), a.getKeyBlocks()});
         m.bits.assign(a.getRows().begin(), a.getRows().end());
       })
       .Case([&](BigBirdMaskAttr a) {

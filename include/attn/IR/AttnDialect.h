@@ -7,6 +7,7 @@
 #ifndef ATTN_IR_ATTNDIALECT_H
 #define ATTN_IR_ATTNDIALECT_H
 
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"

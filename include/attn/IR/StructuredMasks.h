@@ -20,6 +20,12 @@
 
 namespace mlir::attn {
 
+/// Defines, in the nearest symbol table of each, the constant tables that
+/// block bitmaps' lowerings under `root` read (they refer to them by name
+/// while the code is built). Every pass that lowers structured masks calls
+/// it at its end.
+void materializeBlockBitmapTables(Operation *root);
+
 /// i1: whether key `kv` is visible to query `q`.
 Value buildMaskVisible(OpBuilder &b, Location loc,
                        StructuredMaskAttrInterface mask, Value q, Value kv,

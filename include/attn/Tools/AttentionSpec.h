@@ -73,7 +73,8 @@ struct MaskTerm {
   };
   Kind kind = Kind::Causal;
   std::array<int64_t, 5> n = {};
-  /// `blocks:FILE`: the file, its block size (n[0]) and its bit rows.
+  /// `blocks:FILE`: the file, its block size (n[0]), its key blocks (n[1])
+  /// and its rows of ceil(n[1] / 64) words.
   std::string file;
   std::vector<uint64_t> rows;
   bool operator==(const MaskTerm &other) const {

@@ -33,13 +33,14 @@ struct ReferenceMask {
     Dilated,      // j <= i, i - j < n0 * n1, (i - j) % n1 == 0
     Global,       // i < n0 or j < n0
     BigBird,      // blocks of n0: window n1, global n2, random n3, seed n4
-    BlockBitmap,  // blocks of n0: bit j / n0 of bits[i / n0]
+    BlockBitmap,  // blocks of n0, n1 key blocks: bit j / n0 of row i / n0
     Union,        // any part
     Intersection, // every part
   };
   Kind kind = Kind::Causal;
   std::array<int64_t, 5> n = {};
-  /// BlockBitmap: one word per query block (bit j: key block j).
+  /// BlockBitmap: ceil(n1 / 64) words per query block (bit j: key block
+  /// j).
   std::vector<uint64_t> bits;
   /// Causal and window: i' is i + kvLen - qLen instead of i.
   bool bottomRight = false;

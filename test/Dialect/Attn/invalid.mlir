@@ -1937,6 +1937,30 @@ func.func @block_bitmap_zero_block(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16
 
 // -----
 
+func.func @block_bitmap_words(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+1 {{block_bitmap rows hold 2 word(s) each (key_blocks = 100), got 3 words}}
+      {structured_mask = #attn.block_bitmap<block = 4, rows = [1, 2, 3], key_blocks = 100>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+func.func @block_bitmap_no_key_blocks(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
+    -> tensor<1x1x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
+                          tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
+      outs(%o : tensor<1x1x8x16xf32>)
+      // expected-error @+1 {{block_bitmap 'key_blocks' must be >= 1, got 0}}
+      {structured_mask = #attn.block_bitmap<block = 4, rows = [1], key_blocks = 0>} -> tensor<1x1x8x16xf32>
+  return %0 : tensor<1x1x8x16xf32>
+}
+
+// -----
+
 func.func @unknown_similarity(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
     -> tensor<1x1x8x16xf32> {
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,

@@ -350,3 +350,25 @@ func.func @additive_attention(%q: tensor<1x4x8x16xf32>, %wq: tensor<16x8xf32>,
       {structured_mask = #attn.causal<top_left>} -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
+
+// A bitmap of 100 key blocks holds two words per row; 64 key blocks (the
+// default) print no key_blocks.
+// CHECK-LABEL: func.func @wide_bitmap
+// CHECK: structured_mask = #attn.block_bitmap<block = 4, rows = [1, 0, 0, 68719476736], key_blocks = 100>
+// CHECK: structured_mask = #attn.block_bitmap<block = 4, rows = [1, 3]>}
+func.func @wide_bitmap(%q: tensor<1x1x16x8xf32>, %o: tensor<1x1x16x8xf32>)
+    -> tensor<1x1x16x8xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%o : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.block_bitmap<block = 4, rows = [1, 0, 0, 68719476736],
+                                            key_blocks = 100>}
+      -> tensor<1x1x16x8xf32>
+  %1 = attn.attention ins(%q, %q, %q : tensor<1x1x16x8xf32>,
+                          tensor<1x1x16x8xf32>, tensor<1x1x16x8xf32>)
+      outs(%0 : tensor<1x1x16x8xf32>)
+      {structured_mask = #attn.block_bitmap<block = 4, rows = [1, 3],
+                                            key_blocks = 64>}
+      -> tensor<1x1x16x8xf32>
+  return %1 : tensor<1x1x16x8xf32>
+}
