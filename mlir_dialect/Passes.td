@@ -408,6 +408,13 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     from the score fragments of two adjacent 8-key blocks (FlashAttention-2's
     register reuse). bf16 uses `nvvm.mma.sync` directly (MLIR 22's
     nvgpu.mma.sync lowering cannot type bf16 operands).
+
+    A kernel function `(q, k, v, out)` of one `attn.linear_attention` becomes
+    one block of 128 threads per (query head, batch entry) (a grid of
+    (1, Hq, B)) that keeps the state `S = sum_j phi(k_j) v_j^T` and
+    `z = sum_j phi(k_j)` in shared memory, each thread owning entries of
+    them: it folds every key and then writes every row, or, causal, walks
+    the rows folding the keys each newly sees (linear in Sq + Sk).
   }];
   let options = [
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",

@@ -31,9 +31,11 @@ def parse_spec(text):
     s["gaussian"] = kind.startswith("gaussian:")
     # kind=additive: scale sum_d w[h, d] tanh(q + k), scale 1 by default.
     s["additive"] = kind == "additive"
+    # kind=linear: weights phi(q) . phi(k), phi = elu + 1, no softmax.
+    s["linear"] = kind == "linear"
     if s["gaussian"]:
         s["scale"] = 1.0 / float(kind.split(":", 1)[1]) ** 2
-    elif kind not in ("sdpa", "additive"):
+    elif kind not in ("sdpa", "additive", "linear"):
         raise ValueError("gpu-check does not model kind=%s" % kind)
     else:
         s["scale"] = float(spec.get(
@@ -232,6 +234,14 @@ def reference_rows(s, q, k, v, rows, lens, table, weight, spans, blocks):
     group = s["hq"] // s["hkv"]
     k = k.repeat_interleave(group, dim=1)
     v = v.repeat_interleave(group, dim=1)
+    if s["linear"]:
+        phi = lambda x: F.elu(x) + 1
+        weights = (phi(q[:, :, rows]) @ phi(k).transpose(-1, -2)) * \
+            visible(s, rows, q.device)
+        total = weights.sum(-1, keepdim=True)
+        out = torch.where(total > 0, (weights @ v) / total,
+                          torch.zeros_like(weights @ v))
+        return out, None
     if s["gaussian"]:
         distance = torch.cdist(q[:, :, rows], k,
                                compute_mode="donot_use_mm_for_euclid_dist")
@@ -363,7 +373,7 @@ def check(name, spec_text):
     if (s["b"] * s["sq"] == 16384 and s["sq"] == s["sk"]
             and s["mask"] in ("none", "causal") and not s["gaussian"]
             and not s["additive"] and not s["relpos"] and not s["spans"]
-            and not s["block_mask"]
+            and not s["block_mask"] and not s["linear"]
             and s["mod"] == "none" and not s["kv_lens"]
             and s["scale"] == 1.0 / math.sqrt(s["d"])):
         causal = s["mask"] == "causal"

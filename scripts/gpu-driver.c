@@ -5,7 +5,8 @@
  *
  * LIBRARY is the launcher built as a shared library (gpu-check.sh does it),
  * NAME its entry point, SPEC the kernel's spec (b=..,hq=..,sq=..,d=..[,hkv,
- * sk,dv,dtype,layout,scale,kind,lse,mod (alibi, softcap:C, relpos:NB),
+ * sk,dv,dtype,layout,scale,kind (sdpa, gaussian:SIGMA, additive, linear),
+ * lse,mod (alibi, softcap:C, relpos:NB),
  * temperature,kv_lens,spans,block_mask=random:BQ:BK,mask]). With
  * lse=true the kernel's lse output is checked too. Prints one line; exit status
  * 0 when the kernel agrees with the reference, 1 when it does not (or the
@@ -67,6 +68,9 @@ typedef struct {
   /* kind=additive: scale sum_d w[h, d] tanh(q[d] + k[d]), a [Hq, D] weight
    * argument after v (and after rel_bias); the scale defaults to 1. */
   int additive;
+  /* kind=linear: weights phi(q) . phi(k) (phi = elu + 1) over the visible
+   * keys, normalized: a softmax of their logs. */
+  int linear;
   int lse; /* lse=true: the kernel also outputs each row's log-sum-exp */
   /* Score mods: mod=alibi, mod=softcap:C (softcap > 0), temperature=T
    * (dividing the scale), kv_lens=random (an i32 [B] operand). */
@@ -193,6 +197,8 @@ static int parse_spec(const char *text, spec_t *s) {
       s->scale = sigma > 0 ? 1.0 / (sigma * sigma) : 0;
     } else if (!strcmp(item, "kind") && !strcmp(value, "additive"))
       s->additive = 1;
+    else if (!strcmp(item, "kind") && !strcmp(value, "linear"))
+      s->linear = 1;
     else if (strcmp(item, "dynamic") &&
              (strcmp(item, "kind") || strcmp(value, "sdpa")))
       return 0;
@@ -667,16 +673,22 @@ int main(int argc, char **argv) {
             for (x = 0; x < s.d; ++x) {
               double qx = q.host[at(&s, b, h, i, x, s.hq, s.sq, s.d)];
               double kx = k.host[at(&s, b, hk, j, x, s.hkv, s.sk, s.d)];
-              /* Additive: the dot product is of w and tanh(q + k). */
-              dot += s.additive ? weight.host[h * s.d + x] * tanh(qx + kx)
-                                : qx * kx;
+              /* Additive: the dot product is of w and tanh(q + k);
+               * linear: of phi(q) and phi(k). */
+              if (s.linear)
+                dot +=
+                    (qx > 0 ? qx + 1 : exp(qx)) * (kx > 0 ? kx + 1 : exp(kx));
+              else
+                dot += s.additive ? weight.host[h * s.d + x] * tanh(qx + kx)
+                                  : qx * kx;
               distance += (qx - kx) * (qx - kx);
               query_norm += qx * qx;
             }
             /* The Gaussian score keeps the op's per-row shift (see
              * attn.attention), which only the lse shows. */
-            scores[j] = s.gaussian ? -0.5 * s.scale * (distance - query_norm)
-                                   : s.scale * dot;
+            scores[j] = s.linear     ? log(dot)
+                        : s.gaussian ? -0.5 * s.scale * (distance - query_norm)
+                                     : s.scale * dot;
             if (s.softcap > 0)
               scores[j] = s.softcap * tanh(scores[j] / s.softcap);
             if (s.alibi)

@@ -1239,58 +1239,17 @@ static FailureOr<KernelShape> chooseShape(AttentionOp op, int64_t blockRows,
   return shape;
 }
 
-LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
-                                                int64_t blockRows,
-                                                int64_t kvTile, bool mma) {
-  AttentionOp op = getKernelAttention(func);
-  if (!op)
-    return failure();
-  FailureOr<KernelShape> chosen = chooseShape(op, blockRows, kvTile, mma);
-  if (failed(chosen))
-    return failure();
-  KernelShape shape = *chosen;
-  MLIRContext *ctx = func.getContext();
+/// Replaces `func` by a host function on memrefs that flattens its
+/// arguments and launches `kernel` over (ceil(Sq / blockRows), Hq, B) blocks
+/// of `threads` threads with them, then B, Sq, Sk, Hq and Hkv.
+static void replaceWithKernelLaunch(func::FuncOp func, gpu::GPUFuncOp kernel,
+                                    Layout layout, int64_t blockRows,
+                                    int64_t threads, int64_t kvAlignment) {
+  OpBuilder b(func.getContext());
   Location loc = func.getLoc();
-  auto module = func->getParentOfType<ModuleOp>();
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  UnitAttr::get(ctx));
-  OpBuilder b(ctx);
-
-  // Kernel arguments: each tensor flattened to a 1-D memref, then B, Sq, Sk,
-  // Hq and Hkv.
-  SmallVector<Type> argTypes;
-  for (Type type : func.getArgumentTypes())
-    argTypes.push_back(
-        MemRefType::get({ShapedType::kDynamic}, getElementTypeOrSelf(type)));
-  argTypes.append(5, b.getIndexType());
-  auto sharedSpace = gpu::AddressSpaceAttr::get(
-      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
-  // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
-  Type tileElement =
-      shape.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
-  auto tileType = [&](int64_t dim) {
-    return MemRefType::get({shape.kvTile, dim + shape.rowPadding()},
-                           tileElement, MemRefLayoutAttrInterface(),
-                           sharedSpace);
-  };
-  b.setInsertionPointToEnd(module.getBody());
-  auto gpuModule =
-      gpu::GPUModuleOp::create(b, loc, (func.getSymName() + "_kernels").str());
-  b.setInsertionPointToStart(gpuModule.getBody());
-  auto kernel = gpu::GPUFuncOp::create(
-      b, loc, func.getSymName(), b.getFunctionType(argTypes, {}),
-      TypeRange{tileType(shape.headDim), tileType(shape.valueDim)});
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  // cp.async and ldmatrix move 16 bytes at a time.
-  if (shape.mma)
-    for (unsigned tile = 0; tile < 2; ++tile)
-      kernel.setWorkgroupAttributionAttr(
-          tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
-  kernel.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(shape.threads()), 1, 1}));
+  ArrayRef<Type> argTypes = kernel.getArgumentTypes();
   // What a launcher needs: grid (ceil(Sq / block_rows), Hq, B).
-  kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(shape.blockRows));
-  KernelBuilder(b, loc, op, shape).build(kernel);
+  kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
 
   // The host function, on memrefs: flatten and launch.
   SmallVector<Type> hostTypes;
@@ -1313,7 +1272,6 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
         b, loc, arg, ArrayRef<ReassociationIndices>{all});
     operands.push_back(memref::CastOp::create(b, loc, type, flat));
   }
-  Layout layout = op.getLayout();
   auto dim = [&](Value memref, int64_t d) -> Value {
     return memref::DimOp::create(b, loc, memref, d);
   };
@@ -1323,20 +1281,323 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
   Value heads = dim(q, getHeadDimPos(layout));
   operands.append({batchCount, sq, sk, heads, dim(k, getHeadDimPos(layout))});
   IndexMath m{b, loc};
-  Value rows = m.constant(shape.blockRows);
+  Value rows = m.constant(blockRows);
   Value queryBlocks = arith::CeilDivUIOp::create(b, loc, sq, rows);
   auto launch = gpu::LaunchFuncOp::create(
       b, loc, kernel, gpu::KernelDim3{queryBlocks, heads, batchCount},
-      gpu::KernelDim3{m.constant(shape.threads()), m.constant(1),
-                      m.constant(1)},
+      gpu::KernelDim3{m.constant(threads), m.constant(1), m.constant(1)},
       /*dynamicSharedMemorySize=*/Value(), operands);
-  launch->setAttr("attn.block_rows", b.getI64IntegerAttr(shape.blockRows));
+  launch->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
   // What the launcher checks of K and V before the kernel copies them.
-  launch->setAttr("attn.kv_alignment", b.getI64IntegerAttr(shape.mma ? 16 : 1));
+  launch->setAttr("attn.kv_alignment", b.getI64IntegerAttr(kvAlignment));
   func::ReturnOp::create(b, loc);
   b.setInsertionPoint(func);
   b.insert(host);
   func.erase();
+}
+
+/// A gpu.func named after `func` in a new gpu.module `<name>_kernels`: each
+/// tensor argument of `func` flattened to a 1-D memref, then B, Sq, Sk, Hq
+/// and Hkv; `workgroup` buffers in shared memory; `threads` per block.
+static gpu::GPUFuncOp createKernel(func::FuncOp func, TypeRange workgroup,
+                                   int64_t threads) {
+  MLIRContext *ctx = func.getContext();
+  OpBuilder b(ctx);
+  Location loc = func.getLoc();
+  auto module = func->getParentOfType<ModuleOp>();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  SmallVector<Type> argTypes;
+  for (Type type : func.getArgumentTypes())
+    argTypes.push_back(
+        MemRefType::get({ShapedType::kDynamic}, getElementTypeOrSelf(type)));
+  argTypes.append(5, b.getIndexType());
+  b.setInsertionPointToEnd(module.getBody());
+  auto gpuModule =
+      gpu::GPUModuleOp::create(b, loc, (func.getSymName() + "_kernels").str());
+  b.setInsertionPointToStart(gpuModule.getBody());
+  auto kernel = gpu::GPUFuncOp::create(
+      b, loc, func.getSymName(), b.getFunctionType(argTypes, {}), workgroup);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  return kernel;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear attention
+//===----------------------------------------------------------------------===//
+
+/// Threads of a linear attention block.
+static constexpr int64_t kLinearThreads = 128;
+
+namespace {
+/// One block per (query head, batch entry) keeps the state S = sum_j
+/// phi(k_j) v_j^T [D, Dv] and z = sum_j phi(k_j) [D] in shared memory, each
+/// thread owning entries of it. Without a mask it folds every key, then
+/// writes every row as phi(q_i) S / phi(q_i) z. Causal: row by row, it first
+/// folds the keys the row newly sees, then writes the row (a barrier
+/// between): linear in Sq + Sk.
+class LinearKernelBuilder {
+public:
+  LinearKernelBuilder(OpBuilder &b, Location loc, LinearAttentionOp op)
+      : b(b), loc(loc), m{b, loc}, op(op) {}
+
+  void build(gpu::GPUFuncOp kernel);
+
+private:
+  /// The offset of element (batch, head, s, f) of a [B, H, S, F] tensor in
+  /// the op's layout.
+  Value offset(Value batch, Value head, Value s, Value f, Value heads,
+               Value seq, int64_t feature) {
+    bool bhsd = op.getLayout() == Layout::BHSD;
+    Value outer =
+        bhsd ? m.add(mul(batch, heads), head) : m.add(mul(batch, seq), s);
+    Value inner = bhsd ? s : head;
+    Value rows = m.add(mul(outer, bhsd ? seq : heads), inner);
+    return m.add(mul(rows, m.constant(feature)), f);
+  }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  /// memref[at] as f32.
+  Value loadF32(Value memref, Value at) {
+    return convertFloat(b, loc, memref::LoadOp::create(b, loc, memref, at),
+                        b.getF32Type());
+  }
+  /// phi(x) = elu(x) + 1: x + 1 above 0, exp(x) below.
+  Value phi(Value x) {
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+    Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+    Value positive =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+    return arith::SelectOp::create(b, loc, positive,
+                                   arith::AddFOp::create(b, loc, x, one),
+                                   math::ExpOp::create(b, loc, x));
+  }
+  /// A loop over [from, to) in steps of the block's threads, from `tid` on.
+  void forEachOwned(Value tid, Value to, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, tid, to, m.constant(kLinearThreads));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    body(loop.getInductionVar());
+  }
+
+  OpBuilder &b;
+  Location loc;
+  IndexMath m;
+  LinearAttentionOp op;
+};
+} // namespace
+
+void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
+  Block &body = kernel.getBody().front();
+  b.setInsertionPointToStart(&body);
+  Value q = body.getArgument(0), k = body.getArgument(1),
+        v = body.getArgument(2), out = body.getArgument(3);
+  Value sq = body.getArgument(5), sk = body.getArgument(6),
+        hq = body.getArgument(7), hkv = body.getArgument(8);
+  Value state = kernel.getWorkgroupAttributions()[0],
+        norm = kernel.getWorkgroupAttributions()[1];
+  int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
+  int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value kvHead = arith::DivUIOp::create(
+      b, loc, head, arith::DivUIOp::create(b, loc, hq, hkv));
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value stateSize = m.constant(d * dv), normSize = m.constant(d);
+  auto barrier = [&] { gpu::BarrierOp::create(b, loc); };
+
+  forEachOwned(tid, stateSize, [&](Value x) {
+    memref::StoreOp::create(b, loc, zero, state, x);
+  });
+  forEachOwned(tid, normSize, [&](Value x) {
+    memref::StoreOp::create(b, loc, zero, norm, x);
+  });
+  barrier();
+
+  // Folds keys [from, to) into the entries this thread owns.
+  auto foldKeys = [&](Value from, Value to) {
+    auto key = [&](Value j, Value f, int64_t feature, Value memref) {
+      return loadF32(memref, offset(batch, kvHead, j, f, hkv, sk, feature));
+    };
+    forEachOwned(tid, stateSize, [&](Value x) {
+      Value f = arith::DivUIOp::create(b, loc, x, m.constant(dv));
+      Value e = arith::RemUIOp::create(b, loc, x, m.constant(dv));
+      Value init = memref::LoadOp::create(b, loc, state, x);
+      auto keys = scf::ForOp::create(
+          b, loc, from, to, m.constant(1), ValueRange{init},
+          [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+            Value term = arith::MulFOp::create(b, loc, phi(key(j, f, d, k)),
+                                               key(j, e, dv, v));
+            scf::YieldOp::create(
+                b, loc,
+                ValueRange{arith::AddFOp::create(b, loc, acc[0], term)});
+          });
+      memref::StoreOp::create(b, loc, keys.getResult(0), state, x);
+    });
+    forEachOwned(tid, normSize, [&](Value f) {
+      Value init = memref::LoadOp::create(b, loc, norm, f);
+      auto keys = scf::ForOp::create(
+          b, loc, from, to, m.constant(1), ValueRange{init},
+          [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+            scf::YieldOp::create(b, loc,
+                                 ValueRange{arith::AddFOp::create(
+                                     b, loc, acc[0], phi(key(j, f, d, k)))});
+          });
+      memref::StoreOp::create(b, loc, keys.getResult(0), norm, f);
+    });
+  };
+  // Writes rows [first, first + count): (row, column) pairs over threads.
+  Type outElement = getElementTypeOrSelf(out.getType());
+  auto writeRows = [&](Value first, Value count) {
+    forEachOwned(tid, mul(count, m.constant(dv)), [&](Value p) {
+      Value i = m.add(first, arith::DivUIOp::create(b, loc, p, m.constant(dv)));
+      Value e = arith::RemUIOp::create(b, loc, p, m.constant(dv));
+      auto sums = scf::ForOp::create(
+          b, loc, m.constant(0), m.constant(d), m.constant(1),
+          ValueRange{zero, zero},
+          [&](OpBuilder &lb, Location, Value f, ValueRange acc) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+            Value feature =
+                phi(loadF32(q, offset(batch, head, i, f, hq, sq, d)));
+            Value s = memref::LoadOp::create(b, loc, state,
+                                             m.add(mul(f, m.constant(dv)), e));
+            Value z = memref::LoadOp::create(b, loc, norm, f);
+            scf::YieldOp::create(
+                b, loc,
+                ValueRange{arith::AddFOp::create(
+                               b, loc, acc[0],
+                               arith::MulFOp::create(b, loc, feature, s)),
+                           arith::AddFOp::create(
+                               b, loc, acc[1],
+                               arith::MulFOp::create(b, loc, feature, z))});
+          });
+      // phi > 0, so the denominator is 0 only for a row without keys.
+      Value num = sums.getResult(0), den = sums.getResult(1);
+      Value seen =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, den, zero);
+      Value result = arith::SelectOp::create(
+          b, loc, seen, arith::DivFOp::create(b, loc, num, den), zero);
+      memref::StoreOp::create(b, loc, convertFloat(b, loc, result, outElement),
+                              out, offset(batch, head, i, e, hq, sq, dv));
+    });
+  };
+
+  CausalMaskAttr causal = op.getStructuredMaskAttr();
+  if (!causal) {
+    foldKeys(m.constant(0), sk);
+    barrier();
+    writeRows(m.constant(0), sq);
+  } else {
+    // Row i sees keys j < i + shift + 1 (shift = Sk - Sq bottom-right).
+    Value shift = causal.getAlignment() == Alignment::BottomRight
+                      ? m.sub(sk, sq)
+                      : m.constant(0);
+    scf::ForOp::create(
+        b, loc, m.constant(0), sq, m.constant(1), ValueRange{m.constant(0)},
+        [&](OpBuilder &lb, Location, Value i, ValueRange folded) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Value seen = arith::MinSIOp::create(
+              b, loc,
+              arith::MaxSIOp::create(
+                  b, loc, m.add(m.add(i, shift), m.constant(1)), m.constant(0)),
+              sk);
+          Value next = arith::MaxSIOp::create(b, loc, folded[0], seen);
+          foldKeys(folded[0], next);
+          barrier();
+          writeRows(i, m.constant(1));
+          barrier();
+          scf::YieldOp::create(b, loc, ValueRange{next});
+        });
+  }
+  gpu::ReturnOp::create(b, loc);
+}
+
+/// The linear-attention kernel of `func` ((q, k, v, out) returning one
+/// attn.linear_attention): one block per (query head, batch entry).
+static LogicalResult convertLinearAttentionToGPU(func::FuncOp func,
+                                                 LinearAttentionOp op) {
+  auto fail = [&](const Twine &why) {
+    return op.emitError() << "attn-convert-to-gpu: " << why;
+  };
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  SmallVector<Value> expected = {op.getQuery(), op.getKey(), op.getValue(),
+                                 op.getInit()};
+  if (!llvm::equal(expected, func.getArguments()) || !ret ||
+      ret.getOperands() != op->getResults())
+    return fail("the kernel function must take (q, k, v, out) and return the "
+                "linear attention's result");
+  int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
+  int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
+    return fail("head dims must be static");
+  // The state [D, Dv] and the normalizer [D] in f32.
+  if ((d * dv + d) * 4 > kStaticSharedBytes)
+    return fail("the state of D x Dv = " + Twine(d) + " x " + Twine(dv) +
+                " f32 exceeds 48 KiB of shared memory");
+  MLIRContext *ctx = func.getContext();
+  auto shared = [&](int64_t size) {
+    return MemRefType::get(
+        {size}, Float32Type::get(ctx), MemRefLayoutAttrInterface(),
+        gpu::AddressSpaceAttr::get(
+            ctx, gpu::GPUDialect::getWorkgroupAddressSpace()));
+  };
+  gpu::GPUFuncOp kernel =
+      createKernel(func, TypeRange{shared(d * dv), shared(d)}, kLinearThreads);
+  OpBuilder b(ctx);
+  LinearKernelBuilder(b, func.getLoc(), op).build(kernel);
+  // One block per (head, batch entry): block rows past any sequence.
+  replaceWithKernelLaunch(func, kernel, op.getLayout(),
+                          /*blockRows=*/int64_t(1) << 40, kLinearThreads,
+                          /*kvAlignment=*/1);
+  return success();
+}
+
+LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
+                                                int64_t blockRows,
+                                                int64_t kvTile, bool mma) {
+  auto linear = func.getOps<LinearAttentionOp>();
+  if (!linear.empty())
+    return convertLinearAttentionToGPU(func, *linear.begin());
+  AttentionOp op = getKernelAttention(func);
+  if (!op)
+    return failure();
+  FailureOr<KernelShape> chosen = chooseShape(op, blockRows, kvTile, mma);
+  if (failed(chosen))
+    return failure();
+  KernelShape shape = *chosen;
+  MLIRContext *ctx = func.getContext();
+  Location loc = func.getLoc();
+  OpBuilder b(ctx);
+  auto sharedSpace = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
+  Type tileElement =
+      shape.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
+  auto tileType = [&](int64_t dim) {
+    return MemRefType::get({shape.kvTile, dim + shape.rowPadding()},
+                           tileElement, MemRefLayoutAttrInterface(),
+                           sharedSpace);
+  };
+  gpu::GPUFuncOp kernel = createKernel(
+      func, TypeRange{tileType(shape.headDim), tileType(shape.valueDim)},
+      shape.threads());
+  // cp.async and ldmatrix move 16 bytes at a time.
+  if (shape.mma)
+    for (unsigned tile = 0; tile < 2; ++tile)
+      kernel.setWorkgroupAttributionAttr(
+          tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+  KernelBuilder(b, loc, op, shape).build(kernel);
+  // K and V of the tensor cores' kernel are copied 16 bytes at a time.
+  replaceWithKernelLaunch(func, kernel, op.getLayout(), shape.blockRows,
+                          shape.threads(), shape.mma ? 16 : 1);
   return success();
 }
 

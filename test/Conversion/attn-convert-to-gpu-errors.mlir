@@ -38,13 +38,14 @@ func.func @shared_operand(%q: tensor<1x1x8x8xf32>, %o: tensor<1x1x8x8xf32>)
 
 // -----
 
-func.func @linear(%q: tensor<1x2x8x8xf32>, %o: tensor<1x2x8x8xf32>)
-    -> tensor<1x2x8x8xf32> {
-  // expected-error @+1 {{attn-convert-to-gpu: attn.linear_attention has no GPU kernel yet; compile it for the CPU target}}
-  %0 = attn.linear_attention ins(%q, %q, %q : tensor<1x2x8x8xf32>,
-                                 tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
-      outs(%o : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
-  return %0 : tensor<1x2x8x8xf32>
+func.func @linear_state(%q: tensor<1x2x8x128xf32>, %k: tensor<1x2x8x128xf32>,
+                        %v: tensor<1x2x8x128xf32>, %o: tensor<1x2x8x128xf32>)
+    -> tensor<1x2x8x128xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: the state of D x Dv = 128 x 128 f32 exceeds 48 KiB of shared memory}}
+  %0 = attn.linear_attention ins(%q, %k, %v : tensor<1x2x8x128xf32>,
+                                 tensor<1x2x8x128xf32>, tensor<1x2x8x128xf32>)
+      outs(%o : tensor<1x2x8x128xf32>) -> tensor<1x2x8x128xf32>
+  return %0 : tensor<1x2x8x128xf32>
 }
 
 // -----
@@ -72,6 +73,17 @@ func.func @additive(%q: tensor<1x2x8x8xf32>, %w: tensor<8x4xf32>,
       ins(%q, %q, %q : tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>,
                        tensor<1x2x8x8xf32>)
       weights(%w, %w, %s : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>)
+      outs(%o : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %0 : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @linear_shared_operand(%q: tensor<1x2x8x8xf32>, %o: tensor<1x2x8x8xf32>)
+    -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: the kernel function must take (q, k, v, out) and return the linear attention's result}}
+  %0 = attn.linear_attention ins(%q, %q, %q : tensor<1x2x8x8xf32>,
+                                 tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
       outs(%o : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
   return %0 : tensor<1x2x8x8xf32>
 }

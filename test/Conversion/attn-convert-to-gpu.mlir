@@ -427,3 +427,42 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
        structured_mask = #attn.causal<top_left>} -> tensor<1x2x?x32xf32>
   return %0 : tensor<1x2x?x32xf32>
 }
+
+// -----
+
+// Linear attention, causal, GQA 2:1: one block of 128 threads per (head,
+// batch entry) (block rows past any sequence), the state S [D * Dv] and z [D]
+// in shared memory. Row by row: fold the keys the row newly sees into the
+// entries each thread owns, a barrier, write the row as phi(q) S / phi(q) z
+// (0 without keys), a barrier.
+// CHECK-LABEL: func.func @linear
+// CHECK: gpu.launch_func @linear_kernels::@linear blocks in (%{{.+}}, %c2, %c1) threads in (%c128, %c1, %c1)
+// CHECK-SAME: attn.block_rows = 1099511627776 : i64
+// CHECK-LABEL: gpu.func @linear
+// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>>, %[[Z:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.barrier
+// CHECK: scf.for %[[I:.+]] = %c0 to %{{.+}} step %c1 iter_args(%[[FOLDED:.+]] = %c0) -> (index)
+// CHECK: %[[SEEN:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
+// CHECK: %[[NEXT:.+]] = arith.maxsi %[[FOLDED]], %[[SEEN]] : index
+// CHECK: scf.for %{{.+}} = %thread_id_x to %c128 step %c128
+// CHECK: scf.for %{{.+}} = %[[FOLDED]] to %[[NEXT]] step %c1
+// CHECK: math.exp
+// CHECK: memref.store %{{.+}}, %[[S]]
+// CHECK: memref.store %{{.+}}, %[[Z]]
+// CHECK: gpu.barrier
+// CHECK: %[[SUMS:.+]]:2 = scf.for %{{.+}} = %c0 to %c16 step %c1
+// CHECK: %[[SEENKEY:.+]] = arith.cmpf ogt, %[[SUMS]]#1, %{{.+}} : f32
+// CHECK: %[[RATIO:.+]] = arith.divf %[[SUMS]]#0, %[[SUMS]]#1 : f32
+// CHECK: arith.select %[[SEENKEY]], %[[RATIO]], %{{.+}} : f32
+// CHECK: arith.truncf
+// CHECK: gpu.barrier
+// CHECK: scf.yield %[[NEXT]] : index
+func.func @linear(%q: tensor<1x2x?x16xf16>, %k: tensor<1x1x?x16xf16>,
+                  %v: tensor<1x1x?x8xf16>, %o: tensor<1x2x?x8xf16>)
+    -> tensor<1x2x?x8xf16> {
+  %0 = attn.linear_attention ins(%q, %k, %v : tensor<1x2x?x16xf16>,
+                                 tensor<1x1x?x16xf16>, tensor<1x1x?x8xf16>)
+      outs(%o : tensor<1x2x?x8xf16>) {structured_mask = #attn.causal<top_left>}
+      -> tensor<1x2x?x8xf16>
+  return %0 : tensor<1x2x?x8xf16>
+}

@@ -17,8 +17,10 @@ namespace mlir::attn {
 /// memrefs that launches it over (ceil(Sq / blockRows), Hq, B) blocks. K and V
 /// pass through shared memory in tiles of `kvTile` keys. With `mma`, an f16 or
 /// bf16 attention with D <= 128 runs on tensor cores (mma.sync m16n8k16) in
-/// blocks of 4 warps of 16 rows instead. Fails with a diagnostic on an
-/// attention the GPU path does not take.
+/// blocks of 4 warps of 16 rows instead. A function (q, k, v, out) of one
+/// attn.linear_attention gets one block per (query head, batch entry) that
+/// keeps the linear attention's state in shared memory. Fails with a
+/// diagnostic on an attention the GPU path does not take.
 LogicalResult convertAttentionToGPU(func::FuncOp func, int64_t blockRows,
                                     int64_t kvTile, bool mma = false);
 
