@@ -1363,16 +1363,7 @@ private:
     return convertFloat(b, loc, memref::LoadOp::create(b, loc, memref, at),
                         b.getF32Type());
   }
-  /// phi(x) = elu(x) + 1: x + 1 above 0, exp(x) below.
-  Value phi(Value x) {
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-    Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
-    Value positive =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
-    return arith::SelectOp::create(b, loc, positive,
-                                   arith::AddFOp::create(b, loc, x, one),
-                                   math::ExpOp::create(b, loc, x));
-  }
+  Value phi(Value x) { return createLinearFeatureMap(b, loc, x); }
   /// A loop over [from, to) in steps of the block's threads, from `tid` on.
   void forEachOwned(Value tid, Value to, function_ref<void(Value)> body) {
     auto loop = scf::ForOp::create(b, loc, tid, to, m.constant(kLinearThreads));

@@ -103,18 +103,6 @@ static void yieldValue(OpBuilder &b, Location loc, Value value) {
   linalg::YieldOp::create(b, loc, ValueRange{value});
 }
 
-/// elu(x) + 1: x + 1 for x > 0, else exp(x). Positive, so every row's
-/// denominator is too.
-static Value featureMap(OpBuilder &b, Location loc, Value x) {
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
-  Value positive =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
-  return arith::SelectOp::create(b, loc, positive,
-                                 arith::AddFOp::create(b, loc, x, one),
-                                 math::ExpOp::create(b, loc, x));
-}
-
 Value LinearAttentionLowering::gather(Value value, Value seq, Value feature,
                                       bool applyFeatureMap) {
   Layout layout = op.getLayout();
@@ -138,7 +126,7 @@ Value LinearAttentionLowering::gather(Value value, Value seq, Value feature,
                        nb, nl, tensor::ExtractOp::create(nb, nl, value, at),
                        nb.getF32Type());
                    if (applyFeatureMap)
-                     x = featureMap(nb, nl, x);
+                     x = createLinearFeatureMap(nb, nl, x);
                    yieldValue(nb, nl, x);
                  });
 }

@@ -207,6 +207,16 @@ Value mlir::attn::buildBlockMaskVisible(OpBuilder &b, Location loc,
       m.both(classIs(arith::CmpIPredicate::eq, 1), visibleByOthers));
 }
 
+Value mlir::attn::createLinearFeatureMap(OpBuilder &b, Location loc, Value x) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f));
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+  return arith::SelectOp::create(b, loc, positive,
+                                 arith::AddFOp::create(b, loc, x, one),
+                                 math::ExpOp::create(b, loc, x));
+}
+
 Value mlir::attn::createProjection(OpBuilder &b, Location loc, Value x, Value w,
                                    Value bias, Type elementType, Value dest) {
   MLIRContext *ctx = b.getContext();

@@ -139,6 +139,10 @@ Value buildBlockMaskVisible(OpBuilder &b, Location loc, Value blockMask,
                             ArrayRef<int64_t> blockSizes, ValueRange indices,
                             Value visibleByOthers);
 
+/// Linear attention's feature map phi(x) = elu(x) + 1 of an f32: x + 1 for
+/// x > 0, else exp(x). Positive, so every row's denominator is too.
+Value createLinearFeatureMap(OpBuilder &b, Location loc, Value x);
+
 /// `x @ w + bias` for x [..., K], w [K, N] and an optional bias [N],
 /// accumulating in f32, into `dest` [..., N] (a new tensor of `elementType`
 /// when `dest` is null).
