@@ -664,6 +664,44 @@ classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
         return result;
       })
       .Case([&](IntersectionMaskAttr all) {
+        ArrayRef<StructuredMaskAttrInterface> parts = all.getMasks();
+        auto bitmapPart = llvm::find_if(parts, [](Attribute part) {
+          return isa<BlockBitmapMaskAttr>(part);
+        });
+        if (bitmapPart != parts.end() && parts.size() > 1) {
+          // A bitmap with other parts: hidden unless some block it shows
+          // holds a pair the other parts show, each block's part of the
+          // tile classified by them alone (exact when they are).
+          auto bitmap = cast<BlockBitmapMaskAttr>(*bitmapPart);
+          SmallVector<StructuredMaskAttrInterface> others(parts.begin(),
+                                                          bitmapPart);
+          others.append(std::next(bitmapPart), parts.end());
+          StructuredMaskAttrInterface rest =
+              others.size() == 1
+                  ? others.front()
+                  : IntersectionMaskAttr::get(all.getContext(), others);
+          int64_t blk = bitmap.getBlock();
+          Bool seen =
+              m.anyOf(m.floorDiv(i0, blk), m.floorDiv(i1, blk), [&](Int bi) {
+                return m.anyOf(
+                    m.floorDiv(j0, blk), m.floorDiv(j1, blk), [&](Int bj) {
+                      Int top = m.mul(bi, blk), left = m.mul(bj, blk);
+                      TileClass<Bool> block = classifyTile(
+                          m, rest, m.max(i0, top),
+                          m.min(i1, m.add(top, m.constant(blk - 1))),
+                          m.max(j0, left),
+                          m.min(j1, m.add(left, m.constant(blk - 1))), qLen,
+                          kvLen);
+                      return m.both(
+                          m.blockBits(bitmap, bi, bj, bj, /*all=*/false),
+                          m.negate(block.hidesAll));
+                    });
+              });
+          Bool shows = m.both(
+              classifyTile(m, bitmap, i0, i1, j0, j1, qLen, kvLen).showsAll,
+              classifyTile(m, rest, i0, i1, j0, j1, qLen, kvLen).showsAll);
+          return TileClass<Bool>{m.negate(seen), shows};
+        }
         // The patterns of d alone first narrow the tile's [dlo, dhi] to the
         // d all their bounds allow, [a, z]; then a strided or dilated part
         // needs one of its steps in it. Exact with at most one such part
