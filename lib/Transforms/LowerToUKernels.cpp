@@ -39,18 +39,26 @@ getVisibleBand(StructuredMaskAttrInterface mask) {
   return std::make_pair(-kUnbounded, kUnbounded);
 }
 
-/// The masks of `op` that follow from positions but are not a band (its
-/// mask_mod, a sparse structured mask) evaluated over the step's indices into
-/// an i1 tensor [B, Hq, Sq, Sk], of size 1 along the batch and head dims
-/// nothing reads. They run once per score, as in the linalg step, but the
-/// tile products stay in the micro-kernel.
+/// Whether `op` has masks read from run-time tensors per position: kv_lens,
+/// spans or a block mask.
+static bool hasRunTimeMasks(OnlineAttentionOp op) {
+  return op.getKvLens() || op.getSpans() || op.getBlockMask();
+}
+
+/// The masks of `op` that the micro-kernel's band does not express (its
+/// mask_mod, a sparse structured mask, kv_lens, spans, a block mask, and the
+/// band itself under a block mask, whose full blocks override it) evaluated
+/// over the step's indices into an i1 tensor [B, Hq, Sq, Sk], of size 1
+/// along the batch and head dims nothing reads. They run once per score, as
+/// in the linalg step, but the tile products stay in the micro-kernel.
 static Value materializePositionMasks(OpBuilder &b, Location loc,
                                       OnlineAttentionOp op,
                                       const AttentionPosition &position) {
   Layout layout = op.getLayout();
   Region &maskMod = op.getMaskMod();
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
-  if (isBandMask(mask))
+  Value blockMask = op.getBlockMask();
+  if (isBandMask(mask) && !blockMask)
     mask = {};
   auto dimOrOne = [&](Value tensor, int64_t dim, bool used) -> OpFoldResult {
     if (!used)
@@ -58,7 +66,8 @@ static Value materializePositionMasks(OpBuilder &b, Location loc,
     return tensor::getMixedSize(b, loc, tensor, dim);
   };
   auto readsArg = [&](unsigned arg) {
-    return !maskMod.empty() && !maskMod.getArgument(arg).use_empty();
+    return hasRunTimeMasks(op) ||
+           (!maskMod.empty() && !maskMod.getArgument(arg).use_empty());
   };
   SmallVector<OpFoldResult> sizes = {
       dimOrOne(op.getQuery(), 0, readsArg(0)),
@@ -84,6 +93,27 @@ static Value materializePositionMasks(OpBuilder &b, Location loc,
               nb, nl, visible,
               buildMaskVisible(nb, nl, mask, indices[2], indices[3],
                                position.extents[0], position.extents[1]));
+        IndexMath m{nb, nl};
+        if (Value lens = op.getKvLens()) {
+          // kv_lens is sliced with the tile's batch: a local index.
+          Value len = tensor::ExtractOp::create(
+              nb, nl, lens, ValueRange{linalg::IndexOp::create(nb, nl, 0)});
+          visible = m.both(
+              visible, m.slt(indices[3], arith::IndexCastOp::create(
+                                             nb, nl, nb.getIndexType(), len)));
+        }
+        if (Value spans = op.getSpans()) {
+          Value span =
+              tensor::ExtractOp::create(nb, nl, spans, ValueRange{indices[1]});
+          visible = m.both(
+              visible,
+              m.sle(m.sub(indices[2], arith::IndexCastOp::create(
+                                          nb, nl, nb.getIndexType(), span)),
+                    indices[3]));
+        }
+        if (blockMask)
+          visible = buildBlockMaskVisible(
+              nb, nl, blockMask, *op.getBlockSizes(), indices, visible);
         linalg::YieldOp::create(nb, nl, visible);
       });
   return generic.getResult(0);
@@ -111,21 +141,22 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
                                           : StringRef();
   if (name.empty())
     return rewriter.notifyMatchFailure(op, "no micro-kernel for this type");
-  if (op.getKvLens() || op.getSpans() || op.getBlockMask())
-    return rewriter.notifyMatchFailure(
-        op, "the micro-kernel takes no kv_lens, spans or block_mask operand");
   if (!op.getScoreMod().empty() || op.getRelBias() ||
       op.getSimilarity() == Similarity::Additive)
     return rewriter.notifyMatchFailure(
         op, "the micro-kernel takes no score_mod, rel_bias or additive "
             "similarity");
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
-  bool positionMasks = !op.getMaskMod().empty() || (mask && !isBandMask(mask));
+  bool positionMasks = !op.getMaskMod().empty() ||
+                       (mask && !isBandMask(mask)) || hasRunTimeMasks(op);
   if (positionMasks && op.getMask())
     return rewriter.notifyMatchFailure(
         op, "the micro-kernel takes one i1 mask: a mask tensor, or the "
             "mask_mod and sparse structured mask");
-  std::pair<int64_t, int64_t> band = getVisibleBand(mask);
+  // Under a block mask the band goes into the i1 tile (full blocks override
+  // it).
+  StructuredMaskAttrInterface bandMask = op.getBlockMask() ? nullptr : mask;
+  std::pair<int64_t, int64_t> band = getVisibleBand(bandMask);
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -141,7 +172,7 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
   // the last key, i.e. shift every query by Sk - Sq.
   AttentionPosition position = getAttentionPosition(rewriter, loc, op);
   Value qPos = position.offsets[2];
-  if (isBandMask(mask) && getAlignment(mask) == Alignment::BottomRight)
+  if (isBandMask(bandMask) && getAlignment(bandMask) == Alignment::BottomRight)
     qPos = arith::AddIOp::create(rewriter, loc, qPos,
                                  arith::SubIOp::create(rewriter, loc,
                                                        position.extents[1],

@@ -203,9 +203,9 @@ func.func @mask_mod(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32>,
 
 // -----
 
-// Steps the micro-kernel does not implement stay for attn-decompose:
-// kv_lens (when attn-classify-blocks could not cut by it), a score_mod
-// region, a mask_mod together with a mask tensor.
+// Steps the micro-kernel does not implement stay for attn-decompose: kv_lens
+// or a mask_mod together with a mask tensor (it takes one i1 tile), a
+// score_mod region.
 // CHECK-LABEL: func.func @not_lowered
 // CHECK-NOT: attn.ukernel.generic
 // CHECK-COUNT-3: attn.online_attention
@@ -217,7 +217,7 @@ func.func @not_lowered(%q: tensor<1x1x4x8xf32>, %lens: tensor<1xi32>,
   %b:3 = attn.online_attention
       ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
                        tensor<1x1x4x8xf32>)
-      kv_lens(%lens : tensor<1xi32>)
+      mask(%mask : tensor<4x4xi1>) kv_lens(%lens : tensor<1xi32>)
       outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
                           tensor<1x1x4xf32>)
       -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
@@ -245,4 +245,36 @@ func.func @not_lowered(%q: tensor<1x1x4x8xf32>, %lens: tensor<1xi32>,
       -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
   return %b#0, %c#0, %d#0
       : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>
+}
+
+// -----
+
+// Run-time masks go into the micro-kernel's i1 tile: kv_lens (local batch
+// index), spans and a block mask, whose full blocks override the causal
+// band, so the band is evaluated in the tile too and the kernel's own band
+// is unbounded.
+// CHECK-LABEL: func.func @run_time_masks
+// CHECK: %[[TILE:.+]] = linalg.generic
+// CHECK: tensor.extract %{{.+}}[%{{.+}}] : tensor<1xi32>
+// CHECK: tensor.extract %{{.+}}[%{{.+}}] : tensor<2xi32>
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : tensor<1x2x1x1xi8>
+// CHECK: } -> tensor<1x2x4x16xi1>
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[TILE]], %{{[a-z0-9_]+}} :
+// CHECK-SAME: %c-4611686018427387904_i64, %c4611686018427387904_i64, %c1_i64 : f32
+func.func @run_time_masks(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x16x16xf32>,
+                          %lens: tensor<1xi32>, %spans: tensor<2xi32>,
+                          %blocks: tensor<1x2x1x1xi8>,
+                          %acc: tensor<1x2x4x16xf32>, %m: tensor<1x2x4xf32>,
+                          %s: tensor<1x2x4xf32>) -> tensor<1x2x4x16xf32> {
+  %a:3 = attn.online_attention
+      ins(%q, %k, %k : tensor<1x2x4x16xf32>, tensor<1x2x16x16xf32>,
+                       tensor<1x2x16x16xf32>)
+      kv_lens(%lens : tensor<1xi32>) spans(%spans : tensor<2xi32>)
+      block_mask(%blocks : tensor<1x2x1x1xi8>)
+      outs(%acc, %m, %s : tensor<1x2x4x16xf32>, tensor<1x2x4xf32>,
+                          tensor<1x2x4xf32>)
+      {block_sizes = array<i64: 16, 16>,
+       structured_mask = #attn.causal<top_left>}
+      -> tensor<1x2x4x16xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
+  return %a#0 : tensor<1x2x4x16xf32>
 }
