@@ -70,8 +70,11 @@ static FailureOr<SmallVector<Role>> multiHeadRoles(func::FuncOp func,
     SmallVector<int64_t> dims;
     for (int64_t d = 0; d < type.getRank(); ++d) {
       int64_t symbol = d < int64_t(symbols.size()) ? symbols[d] : -1;
-      dynamicFeature |= symbol < 0 && type.isDynamicDim(d);
-      dims.push_back(symbol >= 0 ? symbol : ATTN_DIM_FIXED(type.getDimSize(d)));
+      bool dynamic = symbol < 0 && type.isDynamicDim(d);
+      dynamicFeature |= dynamic;
+      dims.push_back(symbol >= 0 ? symbol
+                     : dynamic   ? ATTN_DIM_BROADCAST // refused below
+                                 : ATTN_DIM_FIXED(type.getDimSize(d)));
     }
     roles.push_back({name, value, dims});
   };
