@@ -1412,35 +1412,31 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
     auto key = [&](Value j, Value f, int64_t feature, Value memref) {
       return loadF32(memref, offset(batch, kvHead, j, f, hkv, sk, feature));
     };
+    // buffer[x] += sum over the keys of term(j).
+    auto accumulate = [&](Value buffer, Value x,
+                          function_ref<Value(Value)> term) {
+      Value init = memref::LoadOp::create(b, loc, buffer, x);
+      auto keys = scf::ForOp::create(
+          b, loc, from, to, m.constant(1), ValueRange{init},
+          [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+            scf::YieldOp::create(
+                b, loc,
+                ValueRange{arith::AddFOp::create(b, loc, acc[0], term(j))});
+          });
+      memref::StoreOp::create(b, loc, keys.getResult(0), buffer, x);
+    };
     forEachOwned(tid, stateSize, [&](Value x) {
       Value f = arith::DivUIOp::create(b, loc, x, m.constant(dv));
       Value e = arith::RemUIOp::create(b, loc, x, m.constant(dv));
-      Value init = memref::LoadOp::create(b, loc, state, x);
-      auto keys = scf::ForOp::create(
-          b, loc, from, to, m.constant(1), ValueRange{init},
-          [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-            Value term = arith::MulFOp::create(b, loc, phi(key(j, f, d, k)),
-                                               key(j, e, dv, v));
-            scf::YieldOp::create(
-                b, loc,
-                ValueRange{arith::AddFOp::create(b, loc, acc[0], term)});
-          });
-      memref::StoreOp::create(b, loc, keys.getResult(0), state, x);
+      accumulate(state, x, [&](Value j) -> Value {
+        return arith::MulFOp::create(b, loc, phi(key(j, f, d, k)),
+                                     key(j, e, dv, v));
+      });
     });
     forEachOwned(tid, normSize, [&](Value f) {
-      Value init = memref::LoadOp::create(b, loc, norm, f);
-      auto keys = scf::ForOp::create(
-          b, loc, from, to, m.constant(1), ValueRange{init},
-          [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
-            OpBuilder::InsertionGuard guard(b);
-            b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-            scf::YieldOp::create(b, loc,
-                                 ValueRange{arith::AddFOp::create(
-                                     b, loc, acc[0], phi(key(j, f, d, k)))});
-          });
-      memref::StoreOp::create(b, loc, keys.getResult(0), norm, f);
+      accumulate(norm, f, [&](Value j) { return phi(key(j, f, d, k)); });
     });
   };
   // Writes rows [first, first + count): (row, column) pairs over threads.
