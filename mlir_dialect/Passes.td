@@ -415,6 +415,15 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     `z = sum_j phi(k_j)` in shared memory, each thread owning entries of
     them: it folds every key and then writes every row, or, causal, walks
     the rows folding the keys each newly sees (linear in Sq + Sk).
+
+    A kernel function taking the operands of one
+    `attn.multi_head_attention` or `attn.additive_attention` in order keeps
+    them: its projections become projection kernels `@name_projectN`
+    (16 x 16 tiles of y = x w (+ bias) per block, f32 accumulation; without
+    x and w the bias on every row) writing scratch buffers (`gpu.alloc`,
+    tagged `attn.rows_of` or `attn.rows_symbol` and `attn.width` for the
+    launcher), launched around the attention kernel of the attention between
+    them (expanded as by `attn-expand-mha` and `attn-expand-additive`).
   }];
   let options = [
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",

@@ -6,6 +6,9 @@ specs.txt. Each kernel is called through its C launcher (ctypes, DLTensor
 structs built here) on torch CUDA tensors, compared with an fp32 reference
 on sampled query rows, and, for the benchmark shapes, timed against
 torch.nn.functional.scaled_dot_product_attention (medians, same run).
+kind=mha (with its projections in fp64, as the kernel rounds them, timed
+against the same projections around SDPA) and kind=additive:A (checked,
+not timed) get their weights too.
 Exit status: 0 when every kernel agrees with the reference, 1 otherwise,
 2 when this machine cannot run the check.
 """
@@ -33,13 +36,27 @@ def parse_spec(text):
     s["additive"] = kind == "additive"
     # kind=linear: weights phi(q) . phi(k), phi = elu + 1, no softmax.
     s["linear"] = kind == "linear"
+    # kind=additive:A (attn.additive_attention): scale w_score .
+    # tanh(q W_q + k W_k), weights w_q, w_k [D, A] and w_score [A] (shared by
+    # the heads) after v, scale 1 by default. 0 when absent.
+    s["attention_dim"] = int(kind.split(":", 1)[1]) \
+        if kind.startswith("additive:") else 0
+    # kind=mha,e=E (attn.multi_head_attention): activations x_q [B, Sq, E],
+    # x_k and x_v [B, Sk, E] in place of q, k, v, then w_q [E, Hq D], w_k
+    # [E, Hkv D], w_v [E, Hkv Dv], w_o [Hq Dv, E]; out [B, Sq, E].
+    s["mha"] = kind == "mha"
+    s["embed"] = int(spec.get("e", 0))
+    if s["mha"] != (s["embed"] > 0):
+        raise ValueError("kind=mha takes e=E, and e only kind=mha")
     if s["gaussian"]:
         s["scale"] = 1.0 / float(kind.split(":", 1)[1]) ** 2
-    elif kind not in ("sdpa", "additive", "linear"):
+    elif kind not in ("sdpa", "additive", "linear", "mha") and \
+            not s["attention_dim"]:
         raise ValueError("gpu-check does not model kind=%s" % kind)
     else:
         s["scale"] = float(spec.get(
-            "scale", 1.0 if s["additive"] else 1.0 / math.sqrt(s["d"])))
+            "scale", 1.0 if s["additive"] or s["attention_dim"]
+            else 1.0 / math.sqrt(s["d"])))
     s["scale"] /= float(spec.get("temperature", 1.0))
     s["lse"] = spec.get("lse", "false") == "true"
     s["mod"] = spec.get("mod", "none")
@@ -61,7 +78,7 @@ def parse_spec(text):
     unmodeled = set(spec) - {"b", "hq", "hkv", "sq", "sk", "d", "dv", "dtype",
                              "layout", "mask", "kind", "scale", "lse", "mod",
                              "temperature", "kv_lens", "spans", "block_mask",
-                             "dynamic"}
+                             "dynamic", "e"}
     if unmodeled:
         raise ValueError("gpu-check does not model %s" %
                          ", ".join(sorted(unmodeled)))
@@ -283,6 +300,29 @@ def reference_rows(s, q, k, v, rows, lens, table, weight, spans, blocks):
     return weights @ v, torch.logsumexp(scores, dim=-1)
 
 
+def project(x, w):
+    """x W (in fp64) rounded to x's dtype, as the kernel stores the
+    projections of kind=mha and kind=additive:A (an f32 accumulator rounded
+    to the dtype)."""
+    return (x.double() @ w.double()).float().to(x.dtype)
+
+
+def reference_mha(s, x_q, x_k, x_v, projections, rows, lens):
+    """kind=mha: out [B, rows, E] in fp64: the projections rounded to the
+    dtype, the BSHD attention of reference_rows, its output rounded to the
+    dtype too (as the kernel stores both), then W_o."""
+    w_q, w_k, w_v, w_o = projections
+    b = s["b"]
+    q = project(x_q, w_q).view(b, s["sq"], s["hq"], s["d"])
+    k = project(x_k, w_k).view(b, s["sk"], s["hkv"], s["d"])
+    v = project(x_v, w_v).view(b, s["sk"], s["hkv"], s["dv"])
+    heads, _ = reference_rows(dict(s, layout="bshd"), q, k, v, rows, lens,
+                              None, None, None, None)
+    # [B, Hq, rows, Dv] -> [B, rows, Hq Dv], the heads merged.
+    heads = heads.to(x_q.dtype).transpose(1, 2).reshape(b, len(rows), -1)
+    return heads.double() @ w_o.double()
+
+
 def median_ms(fn, budget_s=0.5, max_runs=20):
     for _ in range(2):
         fn()
@@ -315,9 +355,35 @@ def check(name, spec_text):
                  else (s["b"], heads, seq, dim))
         return torch.randn(shape, device="cuda", dtype=dtype)
 
-    q, k, v = make(s["hq"], s["sq"], s["d"]), make(s["hkv"], s["sk"], s["d"]), \
-        make(s["hkv"], s["sk"], s["dv"])
-    out = torch.full_like(make(s["hq"], s["sq"], s["dv"]), float("nan"))
+    def weight_of(rows, cols, bound=None):
+        """[rows, cols] uniform in [-bound, bound], by default
+        sqrt(3 / rows): x W keeps the variance of x (unit gain)."""
+        bound = math.sqrt(3.0 / rows) if bound is None else bound
+        return ((torch.rand(rows, cols, device="cuda") * 2 - 1) *
+                bound).to(dtype)
+
+    # kind=mha: w_q, w_k, w_v, w_o; kind=additive:A: w_q, w_k, w_score.
+    projections = ()
+    if s["mha"]:
+        # Activations like q, k, v; weights of unit gain, so the projected
+        # Q, K, V and out are of the size of plain attention's.
+        e, heads_q, heads_kv = s["embed"], s["hq"], s["hkv"]
+        q, k, v = (torch.randn(s["b"], seq, e, device="cuda", dtype=dtype)
+                   for seq in (s["sq"], s["sk"], s["sk"]))
+        projections = (weight_of(e, heads_q * s["d"]),
+                       weight_of(e, heads_kv * s["d"]),
+                       weight_of(e, heads_kv * s["dv"]),
+                       weight_of(heads_q * s["dv"], e))
+        out = torch.full_like(q, float("nan"))
+    else:
+        q, k, v = make(s["hq"], s["sq"], s["d"]), \
+            make(s["hkv"], s["sk"], s["d"]), make(s["hkv"], s["sk"], s["dv"])
+        out = torch.full_like(make(s["hq"], s["sq"], s["dv"]), float("nan"))
+    if s["attention_dim"]:
+        # q W_q and k W_k of the variance of q and k (tanh unsaturated).
+        a = s["attention_dim"]
+        projections = (weight_of(s["d"], a), weight_of(s["d"], a),
+                       weight_of(1, a, 1.0).view(a))
     lse = torch.full((s["b"], s["hq"], s["sq"]), float("nan"), device="cuda")
     lens = torch.randint(0, s["sk"] + 1, (s["b"],), dtype=torch.int32,
                          device="cuda") if s["kv_lens"] else None
@@ -337,6 +403,7 @@ def check(name, spec_text):
     args = [dltensor(x) for x in (q, k, v)
             + ((table,) if s["relpos"] else ())
             + ((weight,) if s["additive"] else ())
+            + projections
             + ((lens,) if s["kv_lens"] else ())
             + ((spans,) if s["spans"] else ())
             + ((blocks,) if s["block_mask"] else ())
@@ -355,9 +422,27 @@ def check(name, spec_text):
         torch.arange(min(64, s["sq"])),
         torch.arange(max(0, s["sq"] - 64), s["sq"]),
         torch.randint(0, s["sq"], (64,))])).cuda()
-    expected, expected_lse = reference_rows(s, q, k, v, rows, lens, table,
-                                            weight, spans, blocks)
-    got = to_bhsd(out, s["layout"])[:, :, rows].float()
+    tolerance = TOLERANCE[s["dtype"]]
+    if s["mha"]:
+        expected = reference_mha(s, q, k, v, projections, rows, lens)
+        got = out[:, rows].double()
+        # Times the largest expected output where it passes 1 (|out| ~ 1 to
+        # 4 from these inputs): out's error (its rounding, the heads'
+        # output's, which W_o of unit gain passes on) grows with its size.
+        tolerance *= max(1.0, expected.abs().max().item())
+    else:
+        reference_s, reference_q, reference_k = s, q, k
+        if s["attention_dim"]:
+            # The additive attention of q W_q and k W_k with w_score as
+            # every head's weights.
+            w_q, w_k, w_score = projections
+            reference_s = dict(s, d=s["attention_dim"])
+            reference_q, reference_k = project(q, w_q), project(k, w_k)
+            weight = w_score.float().repeat(s["hq"], 1)
+        expected, expected_lse = reference_rows(
+            reference_s, reference_q, reference_k, v, rows, lens, table,
+            weight, spans, blocks)
+        got = to_bhsd(out, s["layout"])[:, :, rows].float()
     error = (got - expected).abs().max().item()
     if s["lse"]:
         got_lse = lse[:, :, rows]
@@ -366,7 +451,7 @@ def check(name, spec_text):
                            (got_lse - expected_lse).abs())
         lse_error = diff.max().item()
         error = lse_error if math.isnan(lse_error) else max(error, lse_error)
-    ok = error <= TOLERANCE[s["dtype"]]  # NaN fails too
+    ok = error <= tolerance  # NaN fails too
     line = "%-16s %-60s max err %.2e %s" % (name, spec_text, error,
                                              "ok" if ok else "FAILED")
     # Timed against SDPA where it computes the same: no mask or causal.
@@ -374,6 +459,7 @@ def check(name, spec_text):
             and s["mask"] in ("none", "causal") and not s["gaussian"]
             and not s["additive"] and not s["relpos"] and not s["spans"]
             and not s["block_mask"] and not s["linear"]
+            and not s["attention_dim"]
             and s["mod"] == "none" and not s["kv_lens"]
             and s["scale"] == 1.0 / math.sqrt(s["d"])):
         causal = s["mask"] == "causal"
@@ -382,9 +468,29 @@ def check(name, spec_text):
             flops /= 2
         ours = median_ms(run)
         gqa = s["hq"] != s["hkv"]
-        qt, kt, vt = (to_bhsd(x, s["layout"]) for x in (q, k, v))
-        theirs = median_ms(lambda: F.scaled_dot_product_attention(
-            qt, kt, vt, is_causal=causal, enable_gqa=gqa))
+        if s["mha"]:
+            # kind=mha against the same projections (x W, nn.Linear's
+            # without bias) around SDPA, in torch: F.multi_head_attention_
+            # forward has no GQA. The projections count in both FLOP/s.
+            b, sq, e = s["b"], s["sq"], s["embed"]
+            w_q, w_k, w_v, w_o = projections
+            flops += 2.0 * b * sq * e * (w_q.shape[1] + w_k.shape[1] +
+                                         w_v.shape[1] + w_o.shape[0])
+
+            def split(x, w, heads):
+                return (x @ w).view(b, sq, heads, -1).transpose(1, 2)
+
+            def torch_mha():
+                attention = F.scaled_dot_product_attention(
+                    split(q, w_q, s["hq"]), split(k, w_k, s["hkv"]),
+                    split(v, w_v, s["hkv"]), is_causal=causal,
+                    enable_gqa=gqa)
+                return attention.transpose(1, 2).reshape(b, sq, -1) @ w_o
+            theirs = median_ms(torch_mha)
+        else:
+            qt, kt, vt = (to_bhsd(x, s["layout"]) for x in (q, k, v))
+            theirs = median_ms(lambda: F.scaled_dot_product_attention(
+                qt, kt, vt, is_causal=causal, enable_gqa=gqa))
         line += "  attn %7.1f TFLOP/s  sdpa %7.1f TFLOP/s  attn/sdpa %.3f" % (
             flops / ours / 1e9, flops / theirs / 1e9, theirs / ours)
     print(line, flush=True)

@@ -150,6 +150,9 @@ ATTN_RT_API const char *attn_rt_status_string(int32_t status) {
            "old driver)";
   case ATTN_ERR_LAUNCH:
     return "the CUDA launch failed, or the problem exceeds the grid";
+  case ATTN_ERR_OUT_OF_MEMORY:
+    return "no device memory for the kernel's scratch buffers (the projected "
+           "operands of a multi-head or additive attention)";
   default:
     return "unknown attn status code";
   }

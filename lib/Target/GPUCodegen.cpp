@@ -9,6 +9,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
@@ -51,14 +52,93 @@ llvm::Error mlir::attn::checkGPUTarget(const GPUTargetOptions &options) {
   return llvm::Error::success();
 }
 
+const GPULaunch &GPUKernelBinary::attention() const {
+  return *llvm::find_if(launches,
+                        [](const GPULaunch &l) { return l.isAttention(); });
+}
+
 namespace {
 /// One lowering of a kernel: its binary and how its host function launches
 /// it.
 struct LoweredKernel {
   std::string binary;
-  int64_t threads, blockRows, kvAlignment;
+  std::vector<GPUScratch> scratch;
+  std::vector<GPULaunch> launches;
 };
 } // namespace
+
+/// The launches of the host function `host` (the gpu.launch_func ops
+/// attn-convert-to-gpu annotated, in order) and the scratch buffers
+/// (gpu.alloc) they pass.
+static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
+  DenseMap<Value, int64_t> scratchIds;
+  // A kernel argument back through flattening casts to a function argument
+  // or a scratch buffer.
+  auto traceBuffer = [&](Value value) -> FailureOr<GPUBuffer> {
+    while (Operation *def = value.getDefiningOp()) {
+      if (auto cast = dyn_cast<memref::CastOp>(def))
+        value = cast.getSource();
+      else if (auto collapse = dyn_cast<memref::CollapseShapeOp>(def))
+        value = collapse.getSrc();
+      else if (scratchIds.contains(value))
+        return GPUBuffer{true, scratchIds.lookup(value)};
+      else
+        return failure();
+    }
+    return GPUBuffer{false, cast<BlockArgument>(value).getArgNumber()};
+  };
+  auto intAttr = [](Operation *op, StringRef name) -> int64_t {
+    auto attr = op->getAttrOfType<IntegerAttr>(name);
+    return attr ? attr.getInt() : -1;
+  };
+  for (Operation &op : host.getBody().front()) {
+    if (auto alloc = dyn_cast<gpu::AllocOp>(op)) {
+      MemRefType type = alloc.getType();
+      if (intAttr(alloc, "attn.width") <= 0)
+        return failure();
+      scratchIds[alloc.getMemref()] = lowered.scratch.size();
+      lowered.scratch.push_back(
+          {intAttr(alloc, "attn.rows_of"), intAttr(alloc, "attn.rows_symbol"),
+           intAttr(alloc, "attn.width"), type.getElementTypeBitWidth() / 8});
+      continue;
+    }
+    auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+    if (!launch)
+      continue;
+    GPULaunch plan;
+    plan.function = launch.getKernelName().str();
+    APInt threads;
+    if (!matchPattern(launch.getBlockSizeX(), m_ConstantInt(&threads)))
+      return failure();
+    plan.threads = threads.getSExtValue();
+    for (Value operand : launch.getKernelOperands()) {
+      if (!isa<MemRefType>(operand.getType()))
+        continue;
+      FailureOr<GPUBuffer> buffer = traceBuffer(operand);
+      if (failed(buffer))
+        return failure();
+      plan.buffers.push_back(*buffer);
+    }
+    if (auto projection =
+            launch->getAttrOfType<DenseI64ArrayAttr>("attn.projection")) {
+      if (projection.size() != 4)
+        return failure();
+      plan.reduction = projection[0];
+      plan.columns = projection[1];
+      plan.tileRows = projection[2];
+      plan.tileColumns = projection[3];
+    } else {
+      plan.blockRows = intAttr(launch, "attn.block_rows");
+      plan.kvAlignment = intAttr(launch, "attn.kv_alignment");
+      if (plan.blockRows <= 0 || plan.kvAlignment <= 0)
+        return failure();
+    }
+    lowered.launches.push_back(std::move(plan));
+  }
+  return success(llvm::count_if(lowered.launches, [](const GPULaunch &l) {
+                   return l.isAttention();
+                 }) == 1);
+}
 
 /// The kernel of `name` lowered to `format` (isa: PTX, bin: cubin).
 static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
@@ -88,23 +168,15 @@ static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
     return failure();
 
   auto binary = module->lookupSymbol<gpu::BinaryOp>((name + "_kernels").str());
-  gpu::LaunchFuncOp launch;
-  module->walk([&](gpu::LaunchFuncOp op) { launch = op; });
-  APInt threads;
-  auto attr = [&](StringRef name) {
-    return launch ? launch->getAttrOfType<IntegerAttr>(name) : nullptr;
-  };
-  IntegerAttr rows = attr("attn.block_rows"),
-              alignment = attr("attn.kv_alignment");
-  if (!binary || binary.getObjects().size() != 1 || !launch || !rows ||
-      !alignment ||
-      !matchPattern(launch.getBlockSizeX(), m_ConstantInt(&threads)))
+  auto host = module->lookupSymbol<func::FuncOp>(name);
+  LoweredKernel lowered;
+  if (!binary || binary.getObjects().size() != 1 || !host ||
+      failed(readLaunches(host, lowered)))
     return module->emitError()
-           << "attn-gpu-pipeline did not produce one binary and its launch";
+           << "attn-gpu-pipeline did not produce one binary and its launches";
   auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-  return LoweredKernel{object.getObject().getValue().str(),
-                       threads.getSExtValue(), rows.getInt(),
-                       alignment.getInt()};
+  lowered.binary = object.getObject().getValue().str();
+  return lowered;
 }
 
 FailureOr<GPUKernelBinary>
@@ -116,6 +188,6 @@ mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
   auto cubin = lowerToBinary(func, name, options, "bin");
   if (failed(cubin))
     return failure();
-  return GPUKernelBinary{ptx->binary,    cubin->binary, options.chip,
-                         ptx->blockRows, ptx->threads,  ptx->kvAlignment};
+  return GPUKernelBinary{ptx->binary, cubin->binary, options.chip,
+                         std::move(ptx->scratch), std::move(ptx->launches)};
 }

@@ -49,7 +49,7 @@ struct CUDADevice::Api {
   CUdevice device = 0;
   bool retained = false;
   CUmodule module = nullptr;
-  CUfunction function = nullptr;
+  std::vector<CUfunction> functions;
   std::string cubin; // cuModuleLoadData may keep reading it
   std::vector<CUdeviceptr> allocations;
 
@@ -175,24 +175,34 @@ llvm::Error CUDADevice::copyToHost(void *host, uint64_t device, size_t bytes) {
   return api->check(api->cuMemcpyDtoH(host, device, bytes), "cuMemcpyDtoH");
 }
 
-llvm::Error CUDADevice::load(llvm::StringRef cubin, llvm::StringRef kernel) {
+llvm::Error CUDADevice::load(llvm::StringRef cubin,
+                             llvm::ArrayRef<std::string> kernels) {
   api->cubin = cubin.str();
   if (llvm::Error error =
           api->check(api->cuModuleLoadData(&api->module, api->cubin.data()),
                      "cuModuleLoadData"))
     return error;
-  return api->check(api->cuModuleGetFunction(&api->function, api->module,
-                                             kernel.str().c_str()),
-                    "cuModuleGetFunction");
+  for (const std::string &kernel : kernels) {
+    CUfunction function = nullptr;
+    if (llvm::Error error = api->check(
+            api->cuModuleGetFunction(&function, api->module, kernel.c_str()),
+            "cuModuleGetFunction"))
+      return error;
+    api->functions.push_back(function);
+  }
+  return llvm::Error::success();
 }
 
-llvm::Error CUDADevice::launch(const unsigned grid[3], unsigned threads,
+llvm::Error CUDADevice::launch(size_t kernel, const unsigned grid[3],
+                               unsigned threads,
                                llvm::ArrayRef<void *> params) {
   std::vector<void *> args(params.begin(), params.end());
-  if (llvm::Error error = api->check(
-          api->cuLaunchKernel(api->function, grid[0], grid[1], grid[2], threads,
-                              1, 1, 0, nullptr, args.data(), nullptr),
-          "cuLaunchKernel"))
-    return error;
+  return api->check(api->cuLaunchKernel(api->functions[kernel], grid[0],
+                                        grid[1], grid[2], threads, 1, 1, 0,
+                                        nullptr, args.data(), nullptr),
+                    "cuLaunchKernel");
+}
+
+llvm::Error CUDADevice::synchronize() {
   return api->check(api->cuCtxSynchronize(), "cuCtxSynchronize");
 }

@@ -52,7 +52,7 @@ func.func @linear_state(%q: tensor<1x2x8x128xf32>, %k: tensor<1x2x8x128xf32>,
 
 func.func @multi_head(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>,
                       %o: tensor<1x8x16xf32>) -> tensor<1x8x16xf32> {
-  // expected-error @+1 {{attn-convert-to-gpu: attn.multi_head_attention has no GPU kernel yet; compile it for the CPU target}}
+  // expected-error @+1 {{attn-convert-to-gpu: the kernel function must take the operands of attn.multi_head_attention in order and return its result}}
   %0 = attn.multi_head_attention
       ins(%x, %x, %x : tensor<1x8x16xf32>, tensor<1x8x16xf32>,
                        tensor<1x8x16xf32>)
@@ -68,11 +68,26 @@ func.func @multi_head(%x: tensor<1x8x16xf32>, %w: tensor<16x16xf32>,
 func.func @additive(%q: tensor<1x2x8x8xf32>, %w: tensor<8x4xf32>,
                     %s: tensor<4xf32>, %o: tensor<1x2x8x8xf32>)
     -> tensor<1x2x8x8xf32> {
-  // expected-error @+1 {{attn-convert-to-gpu: attn.additive_attention has no GPU kernel yet; compile it for the CPU target}}
+  // expected-error @+1 {{attn-convert-to-gpu: the kernel function must take the operands of attn.additive_attention in order and return its result}}
   %0 = attn.additive_attention
       ins(%q, %q, %q : tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>,
                        tensor<1x2x8x8xf32>)
       weights(%w, %w, %s : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>)
+      outs(%o : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %0 : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @dynamic_weights(%q: tensor<1x2x8x8xf32>, %k: tensor<1x2x8x8xf32>,
+                           %v: tensor<1x2x8x8xf32>, %wq: tensor<8x?xf32>,
+                           %wk: tensor<8x?xf32>, %s: tensor<?xf32>,
+                           %o: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{attn-convert-to-gpu: projection weights must be static}}
+  %0 = attn.additive_attention
+      ins(%q, %k, %v : tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>,
+                       tensor<1x2x8x8xf32>)
+      weights(%wq, %wk, %s : tensor<8x?xf32>, tensor<8x?xf32>, tensor<?xf32>)
       outs(%o : tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
   return %0 : tensor<1x2x8x8xf32>
 }

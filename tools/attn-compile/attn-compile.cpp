@@ -154,9 +154,11 @@ static int compileForGPU(const KernelSource &source,
     return usageError("cannot create '" + outDir + "': " + ec.message());
   SmallString<256> base(outDir);
   llvm::sys::path::append(base, kernelName);
-  llvm::json::Array operands;
+  llvm::json::Array operands, launches;
   for (const KernelOperand &operand : signature.operands)
     operands.push_back(operand.name);
+  for (const GPULaunch &launch : binary->launches)
+    launches.push_back(launch.function);
   llvm::json::Value manifest = llvm::json::Object{
       {"name", kernelName.getValue()},
       {"spec", source.spec ? llvm::json::Value(source.spec->str())
@@ -171,8 +173,9 @@ static int compileForGPU(const KernelSource &source,
       {"link_flags", llvm::json::Array{"-lcuda", "-lpthread"}},
       {"kernel", kernelName.getValue()},
       {"operands", std::move(operands)},
-      {"block_rows", binary->blockRows},
-      {"threads", binary->threads},
+      {"launches", std::move(launches)},
+      {"block_rows", binary->attention().blockRows},
+      {"threads", binary->attention().threads},
       {"mma", flags.mma.getValue()},
       {"grid", "(ceil(Sq / block_rows), Hq, B)"},
   };

@@ -34,6 +34,7 @@
 #include <dlpack/dlpack.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -373,16 +374,19 @@ static double peakRssMegabytes() {
   return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
-/// One problem on the GPU: every tensor copied to device memory, and the
-/// kernel's arguments (each tensor as a 1-D memref: allocated and aligned
-/// pointer, offset, size, stride; then B, Sq, Sk, Hq and Hkv).
+/// One problem on the GPU: every tensor copied to device memory, the
+/// kernel's scratch buffers, and each launch's arguments (each buffer as a
+/// 1-D memref: allocated and aligned pointer, offset, size, stride; then the
+/// scalars) and grid.
 struct GPURun {
-  std::vector<uint64_t> pointers;
-  std::vector<int64_t> sizes;
-  int64_t zero = 0, one = 1, batch = 0, qLen = 0, kvLen = 0, qHeads = 0,
-          kvHeads = 0;
-  std::vector<void *> params;
-  unsigned grid[3] = {0, 0, 0};
+  std::vector<uint64_t> pointers, scratch;
+  std::vector<int64_t> sizes, scratchSizes;
+  int64_t zero = 0, one = 1;
+  /// Per launch: its scalars, parameters and grid (the scalars and params
+  /// point into these vectors, which are sized once).
+  std::vector<std::vector<int64_t>> scalars;
+  std::vector<std::vector<void *>> params;
+  std::vector<std::array<unsigned, 3>> grids;
 };
 
 static llvm::Error prepareGPURun(CUDADevice &device,
@@ -399,30 +403,71 @@ static llvm::Error prepareGPURun(CUDADevice &device,
     run.pointers.push_back(*pointer);
     run.sizes.push_back(numElements(t.shape));
   }
-  for (size_t i = 0; i < tensors.size(); ++i)
-    run.params.insert(run.params.end(), {&run.pointers[i], &run.pointers[i],
-                                         &run.zero, &run.sizes[i], &run.one});
-  run.batch = sizes[ATTN_SYM_B];
-  run.qLen = sizes[ATTN_SYM_SQ];
-  run.kvLen = sizes[ATTN_SYM_SK];
-  run.qHeads = sizes[ATTN_SYM_HQ];
-  run.kvHeads = sizes[ATTN_SYM_HKV];
-  run.params.insert(run.params.end(), {&run.batch, &run.qLen, &run.kvLen,
-                                       &run.qHeads, &run.kvHeads});
-  run.grid[0] = static_cast<unsigned>((run.qLen + kernel.blockRows - 1) /
-                                      kernel.blockRows);
-  run.grid[1] = static_cast<unsigned>(sizes[ATTN_SYM_HQ]);
-  run.grid[2] = static_cast<unsigned>(run.batch);
+  for (const GPUScratch &scratch : kernel.scratch) {
+    int64_t rows = sizes[scratch.rowsSymbol];
+    if (scratch.rowsOf >= 0) {
+      ArrayRef<int64_t> shape = tensors[scratch.rowsOf].shape;
+      rows = numElements(shape.drop_back());
+    }
+    run.scratchSizes.push_back(rows * scratch.width);
+    llvm::Expected<uint64_t> pointer =
+        device.allocate(run.scratchSizes.back() * scratch.elementBytes);
+    if (!pointer)
+      return pointer.takeError();
+    run.scratch.push_back(*pointer);
+  }
+  run.scalars.resize(kernel.launches.size());
+  for (const GPULaunch &launch : kernel.launches) {
+    std::vector<void *> &params = run.params.emplace_back();
+    for (GPUBuffer buffer : launch.buffers) {
+      uint64_t *pointer = buffer.scratch ? &run.scratch[buffer.index]
+                                         : &run.pointers[buffer.index];
+      int64_t *count = buffer.scratch ? &run.scratchSizes[buffer.index]
+                                      : &run.sizes[buffer.index];
+      params.insert(params.end(),
+                    {pointer, pointer, &run.zero, count, &run.one});
+    }
+    std::vector<int64_t> &scalars = run.scalars[run.params.size() - 1];
+    int64_t gridX, gridY, gridZ = 1;
+    if (launch.isAttention()) {
+      scalars = {sizes[ATTN_SYM_B], sizes[ATTN_SYM_SQ], sizes[ATTN_SYM_SK],
+                 sizes[ATTN_SYM_HQ], sizes[ATTN_SYM_HKV]};
+      gridX = llvm::divideCeil(sizes[ATTN_SYM_SQ], launch.blockRows);
+      gridY = sizes[ATTN_SYM_HQ];
+      gridZ = sizes[ATTN_SYM_B];
+    } else {
+      // y [M, N], its last buffer.
+      int64_t *y = static_cast<int64_t *>(params[params.size() - 2]);
+      scalars = {*y / launch.columns, launch.reduction, launch.columns};
+      gridX = llvm::divideCeil(scalars[0], launch.tileRows);
+      gridY = llvm::divideCeil(launch.columns, launch.tileColumns);
+    }
+    for (int64_t &scalar : scalars)
+      params.push_back(&scalar);
+    if (gridX > INT32_MAX || gridY > 65535 || gridZ > 65535)
+      return llvm::createStringError("the problem exceeds the grid of " +
+                                     launch.function);
+    run.grids.push_back({static_cast<unsigned>(gridX),
+                         static_cast<unsigned>(gridY),
+                         static_cast<unsigned>(gridZ)});
+  }
   return llvm::Error::success();
 }
 
-/// Launches the kernel (not at all for an empty grid) and waits for it.
+/// Queues the kernel's launches (none for an empty grid) and waits for
+/// them.
 static llvm::Error launchGPURun(CUDADevice &device,
                                 const GPUKernelBinary &kernel, GPURun &run) {
-  if (!run.grid[0] || !run.grid[1] || !run.grid[2])
-    return llvm::Error::success();
-  return device.launch(run.grid, static_cast<unsigned>(kernel.threads),
-                       run.params);
+  for (auto [index, launch] : llvm::enumerate(kernel.launches)) {
+    const std::array<unsigned, 3> &grid = run.grids[index];
+    if (!grid[0] || !grid[1] || !grid[2])
+      continue;
+    if (llvm::Error error = device.launch(index, grid.data(),
+                                          static_cast<unsigned>(launch.threads),
+                                          run.params[index]))
+      return error;
+  }
+  return device.synchronize();
 }
 
 /// Calls the entry point with one DLTensor pointer per operand.
@@ -654,7 +699,10 @@ int main(int argc, char **argv) {
     if (failed(binary))
       return 1;
     gpuKernel = *binary;
-    if (llvm::Error error = device->load(gpuKernel.cubin, "attn_run_kernel")) {
+    std::vector<std::string> functions;
+    for (const GPULaunch &launch : gpuKernel.launches)
+      functions.push_back(launch.function);
+    if (llvm::Error error = device->load(gpuKernel.cubin, functions)) {
       llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
                    << "\n";
       return 1;

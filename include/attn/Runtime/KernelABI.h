@@ -32,10 +32,11 @@ enum attn_status {
                                   (GPU launchers: K and V as the kernel
                                   copies them) */
   /* GPU launchers only. */
-  ATTN_ERR_NO_DEVICE = 10, /* no CUDA driver or device */
-  ATTN_ERR_MODULE = 11,    /* the kernel's cubin did not load */
-  ATTN_ERR_LAUNCH = 12,    /* the launch failed or exceeds the grid */
-  ATTN_NUM_STATUS = 13
+  ATTN_ERR_NO_DEVICE = 10,     /* no CUDA driver or device */
+  ATTN_ERR_MODULE = 11,        /* the kernel's cubin did not load */
+  ATTN_ERR_LAUNCH = 12,        /* the launch failed or exceeds the grid */
+  ATTN_ERR_OUT_OF_MEMORY = 13, /* no device memory for the scratch buffers */
+  ATTN_NUM_STATUS = 14
 };
 
 /* The problem sizes every operand dimension is bound to. */

@@ -14,6 +14,7 @@
 #include "llvm/Support/Error.h"
 
 #include <string>
+#include <vector>
 
 namespace mlir::attn {
 
@@ -25,15 +26,49 @@ struct GPUTargetOptions {
   bool mma = false;           // tensor cores, f16/bf16 (experimental)
 };
 
-/// A compiled kernel: the gpu.func `name` (arguments: q, k, v, [mask], [bias],
-/// [kv_lens], out as 1-D memrefs, then B, Sq, Sk, Hq, Hkv), launched over
-/// (ceil(Sq / blockRows), Hq, B) blocks of `threads` threads.
-struct GPUKernelBinary {
-  std::string ptx, cubin, chip;
-  int64_t blockRows = 0, threads = 0;
-  /// The alignment in bytes the kernel needs of K and V data (16 where
+/// A buffer one launch passes: operand `index` of the kernel function, or
+/// scratch buffer `index` of the kernel.
+struct GPUBuffer {
+  bool scratch = false;
+  int64_t index = 0;
+};
+
+/// Device memory a kernel needs between its launches (the projected
+/// operands of a multi-head or additive attention): rows x `width` elements
+/// of `elementBytes`, the rows being those of operand `rowsOf` (its elements
+/// over its last dim) or, when that is -1, the size of symbol `rowsSymbol`.
+struct GPUScratch {
+  int64_t rowsOf = -1, rowsSymbol = -1, width = 0, elementBytes = 0;
+};
+
+/// One launch of a compiled kernel, each buffer as a 1-D memref (allocated,
+/// aligned, offset, size, stride), in blocks of `threads` threads:
+/// - an attention (`blockRows` > 0): grid (ceil(Sq / blockRows), Hq, B),
+///   then B, Sq, Sk, Hq and Hkv;
+/// - a projection y [M, N] = x [M, K] w [K, N] (+ bias [N]) (`columns` > 0,
+///   `reduction` K, M the rows of its last buffer y): grid
+///   (ceil(M / tileRows), ceil(N / tileColumns)), then M, K and N.
+struct GPULaunch {
+  std::string function;
+  std::vector<GPUBuffer> buffers;
+  int64_t threads = 0;
+  int64_t blockRows = 0;
+  /// The alignment in bytes an attention needs of K and V data (16 where
   /// cp.async copies them).
   int64_t kvAlignment = 1;
+  int64_t reduction = 0, columns = 0, tileRows = 0, tileColumns = 0;
+  bool isAttention() const { return blockRows > 0; }
+};
+
+/// A compiled kernel: its launches in order, with the scratch buffers they
+/// share. A plain attention is one launch of the gpu.func named after the
+/// kernel, with the kernel's operands.
+struct GPUKernelBinary {
+  std::string ptx, cubin, chip;
+  std::vector<GPUScratch> scratch;
+  std::vector<GPULaunch> launches;
+  /// The launch that computes the attention.
+  const GPULaunch &attention() const;
 };
 
 /// Checks `options` before compiling: `chip` is an architecture LLVM's NVPTX
@@ -42,7 +77,7 @@ llvm::Error checkGPUTarget(const GPUTargetOptions &options);
 
 /// Lowers a copy of `func` (alone in a new module, renamed `name`) with
 /// attn-gpu-pipeline to PTX, and assembles it to a cubin with the toolkit's
-/// ptxas.
+/// ptxas; the launches are read from the host function the pipeline leaves.
 FailureOr<GPUKernelBinary> compileGPUKernel(func::FuncOp func, StringRef name,
                                             const GPUTargetOptions &options);
 

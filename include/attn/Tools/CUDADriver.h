@@ -38,12 +38,14 @@ public:
   llvm::Error copyToDevice(uint64_t device, const void *host, size_t bytes);
   llvm::Error copyToHost(void *host, uint64_t device, size_t bytes);
 
-  /// Loads `cubin` and looks up `kernel` in it (the one kernel launched).
-  llvm::Error load(llvm::StringRef cubin, llvm::StringRef kernel);
-  /// Launches the loaded kernel with `params` (pointers to each argument)
-  /// and waits for it.
-  llvm::Error launch(const unsigned grid[3], unsigned threads,
+  /// Loads `cubin` and looks up the functions `kernels` in it.
+  llvm::Error load(llvm::StringRef cubin, llvm::ArrayRef<std::string> kernels);
+  /// Queues loaded function `kernel` with `params` (pointers to each
+  /// argument).
+  llvm::Error launch(size_t kernel, const unsigned grid[3], unsigned threads,
                      llvm::ArrayRef<void *> params);
+  /// Waits for every queued launch.
+  llvm::Error synchronize();
 
   struct Api;
 
