@@ -784,12 +784,19 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
               Value valueSlice = vector::LoadOp::create(
                   b, loc, accType, valueTile,
                   ValueRange{jj, mul(lane, index(shape.valueSlice()))});
-              Value newAcc = vector::FMAOp::create(
-                  b, loc, vector::BroadcastOp::create(b, loc, accType, p),
-                  valueSlice,
-                  arith::MulFOp::create(
-                      b, loc, acc,
-                      vector::BroadcastOp::create(b, loc, accType, alpha)));
+              Value scaledAcc = arith::MulFOp::create(
+                  b, loc, acc,
+                  vector::BroadcastOp::create(b, loc, accType, alpha));
+              // A key the row does not see (p = 0) adds nothing, even a NaN
+              // or Inf value.
+              Value newAcc = arith::SelectOp::create(
+                  b, loc,
+                  arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, p,
+                                        zero),
+                  vector::FMAOp::create(
+                      b, loc, vector::BroadcastOp::create(b, loc, accType, p),
+                      valueSlice, scaledAcc),
+                  scaledAcc);
               scf::YieldOp::create(b, loc, ValueRange{newMax, newSum, newAcc});
             });
         return SmallVector<Value>(keys.getResults());

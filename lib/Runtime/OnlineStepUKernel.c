@@ -216,9 +216,16 @@ INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
   for (int64_t j = 0; j < nc; ++j) {
     const float *vRow = v + j * vStride + col;
     vf vv[NV];
+    int hidden = 0;
     for (int w = 0; w < width; ++w)
       vv[w] = load(vRow + w * VL);
+    for (int r = 0; r < R; ++r)
+      hidden |= p[r][j] == 0.0f;
     for (int r = 0; r < R; ++r) {
+      /* A key hidden from a row adds nothing to it, even a NaN or Inf
+       * value (0 * NaN would be NaN). */
+      if (hidden && p[r][j] == 0.0f)
+        continue;
       vf pj = splat(p[r][j]);
       for (int w = 0; w < width; ++w)
         c[r][w] += pj * vv[w];

@@ -496,6 +496,13 @@ Value AttentionDecomposer<OpTy>::accumulatePV(Value probs, Value init,
       1, [&](OpBuilder &nb, Location nl, ValueRange args) {
         Value vv = convertFloat(nb, nl, args[1], f32);
         Value prod = arith::MulFOp::create(nb, nl, args[0], vv, reassociable());
+        // A key the row does not see (p = 0) adds nothing, even a NaN or
+        // Inf value.
+        Value zero =
+            arith::ConstantOp::create(nb, nl, nb.getF32FloatAttr(0.0f));
+        Value seen = arith::CmpFOp::create(nb, nl, arith::CmpFPredicate::ONE,
+                                           args[0], zero);
+        prod = arith::SelectOp::create(nb, nl, seen, prod, zero);
         linalg::YieldOp::create(nb, nl,
                                 ValueRange{arith::AddFOp::create(
                                     nb, nl, prod, args[2], reassociable())});

@@ -59,8 +59,13 @@
 // CHECK: arith.maximumf
 // CHECK: math.exp2
 // CHECK: math.exp2
-// CHECK: vector.load %[[VT]]
-// CHECK: vector.fma
+// CHECK: %[[P:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// CHECK: %[[VS:.+]] = vector.load %[[VT]]
+// A key with p = 0 adds nothing, not even a NaN value: acc * alpha stays.
+// CHECK: %[[SEEN:.+]] = arith.cmpf one, %[[P]], %{{.+}} : f32
+// CHECK: %[[PB:.+]] = vector.broadcast %[[P]] : f32 to vector<32xf32>
+// CHECK: %[[FMA:.+]] = vector.fma %[[PB]], %[[VS]], %[[SCALED:.+]] : vector<32xf32>
+// CHECK: arith.select %[[SEEN]], %[[FMA]], %[[SCALED]] : vector<32xf32>
 // Rows that saw no key write 0; f16 out.
 // CHECK: arith.cmpf oeq
 // CHECK: arith.truncf %{{.+}} : vector<32xf32> to vector<32xf16>
