@@ -4,23 +4,78 @@
 # OUTDIR gets, per kernel, NAME.cubin, NAME.h and NAME_launch.c, plus
 # specs.txt, the C test driver gpu-driver.c, gpu-check.sh, gpu-check.py and
 # dlpack/dlpack.h. Copy OUTDIR over and run `bash gpu-check.sh` there.
+# A mask term blocks:PATH (a block bitmap file) names PATH absolute or
+# relative to the repository root (the directory above this script's); the
+# file is copied to OUTDIR/blocks/ (one file per base name), and specs.txt
+# names it as blocks/BASENAME, relative to OUTDIR, where gpu-check.sh runs.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
 out="${1:?usage: gpu-artifacts.sh OUTDIR [SPECS] [CHIP]}"
 specs="${2:-$here/gpu-specs.txt}"
 chip="${3:-sm_90}"
-compile="${ATTN_COMPILE:-$here/../build/bin/attn-compile}"
+compile="${ATTN_COMPILE:-$root/build/bin/attn-compile}"
 rm -rf "$out" && mkdir -p "$out"
 : > "$out/specs.txt"
+
+# rewrite_blocks SPEC: sets `compile_spec` (SPEC with the blocks:PATH terms
+# naming their files for attn-compile) and `out_spec` (naming the copies in
+# OUTDIR/blocks, which it makes).
+rewrite_blocks() {
+  local item rest term sep path base items compile_mask out_mask
+  local -a compile_items=() out_items=()
+  IFS=, read -ra items <<< "$1"
+  for item in "${items[@]}"; do
+    if [[ "$item" != mask=* || "$item" != *blocks:* ]]; then
+      compile_items+=("$item")
+      out_items+=("$item")
+      continue
+    fi
+    rest="${item#mask=}"
+    compile_mask="mask=" out_mask="mask="
+    while [[ -n "$rest" ]]; do
+      term="${rest%%[|&]*}"
+      rest="${rest:${#term}}"
+      sep="${rest:0:1}"
+      rest="${rest:1}"
+      if [[ "$term" == blocks:* ]]; then
+        path="${term#blocks:}"
+        [[ "$path" == /* ]] || path="$root/$path"
+        base="$(basename "$path")"
+        if [[ ! -f "$path" ]]; then
+          echo "gpu-artifacts: no block bitmap file $path" >&2
+          exit 1
+        fi
+        if [[ -e "$out/blocks/$base" ]] && ! cmp -s "$path" "$out/blocks/$base"; then
+          echo "gpu-artifacts: two block bitmap files named $base" >&2
+          exit 1
+        fi
+        mkdir -p "$out/blocks"
+        cp "$path" "$out/blocks/$base"
+        compile_mask+="blocks:$path$sep"
+        out_mask+="blocks:blocks/$base$sep"
+      else
+        compile_mask+="$term$sep"
+        out_mask+="$term$sep"
+      fi
+    done
+    compile_items+=("$compile_mask")
+    out_items+=("$out_mask")
+  done
+  compile_spec="$(IFS=,; echo "${compile_items[*]}")"
+  out_spec="$(IFS=,; echo "${out_items[*]}")"
+}
+
 while read -r name spec flags; do
   [[ -z "$name" || "$name" == \#* ]] && continue
+  rewrite_blocks "$spec"
   # shellcheck disable=SC2086 # FLAGS are words
-  "$compile" --target nvptx --chip "$chip" --spec "$spec" --name "$name" \
-    $flags -o "$out/$name.d"
+  "$compile" --target nvptx --chip "$chip" --spec "$compile_spec" \
+    --name "$name" $flags -o "$out/$name.d"
   mv "$out/$name.d/$name.cubin" "$out/$name.d/$name.h" \
     "$out/$name.d/${name}_launch.c" "$out/"
   rm -rf "$out/$name.d"
-  echo "$name $spec" >> "$out/specs.txt"
+  echo "$name $out_spec" >> "$out/specs.txt"
 done < "$specs"
 cp "$here/gpu-check.sh" "$here/gpu-check.py" "$here/gpu-driver.c" "$out/"
 # The GPU machine may lack DLPack's header: the launchers and driver need it.

@@ -8,7 +8,8 @@ on sampled query rows, and, for the benchmark shapes, timed against
 torch.nn.functional.scaled_dot_product_attention (medians, same run).
 kind=mha (with its projections in fp64, as the kernel rounds them, timed
 against the same projections around SDPA) and kind=additive:A (checked,
-not timed) get their weights too.
+not timed) get their weights too. A mask term blocks:FILE reads FILE
+relative to the working directory (gpu-artifacts.sh names its copy there).
 Exit status: 0 when every kernel agrees with the reference, 1 otherwise,
 2 when this machine cannot run the check.
 """
@@ -88,6 +89,8 @@ def parse_spec(text):
 def term_shows(s, term, i, j):
     """One `mask=` term (README definitions) over index grids."""
     name, *nums = term.split(":")
+    if name == "blocks" and nums:
+        return block_bitmap(term.split(":", 1)[1], i, j)
     a, b = (list(map(int, nums)) + [0, 0])[:2]
     d = i - j
     if name == "causal":
@@ -111,6 +114,63 @@ def term_shows(s, term, i, j):
     if name == "bigbird":
         return bigbird(s, list(map(int, nums)), i, j)
     raise ValueError(f"unknown mask term {term!r}")
+
+
+_BITMAPS = {}
+
+
+def read_block_bitmap(path):
+    """blocks:PATH (relative to the working directory) as attn-compile reads
+    it: (N, rows of "0"/"1"): `block N`, then a line of 0/1 per query block,
+    character j for key block j; blank lines and lines starting with `#`
+    skipped, each line stripped."""
+    if path not in _BITMAPS:
+        block, rows = 0, []
+        with open(path, newline="") as f:
+            for line in f.read().split("\n"):
+                line = line.strip(" \t\n\v\f\r")
+                if not line or line.startswith("#"):
+                    continue
+                if line.startswith("block "):
+                    n = line[6:].strip(" \t\n\v\f\r")
+                    if block or not n.isdigit() or not 1 <= int(n) <= 1 << 20:
+                        raise ValueError("blocks:%s: 'block N' must come "
+                                         "once, with N in [1, 2^20]" % path)
+                    block = int(n)
+                elif not block:
+                    raise ValueError("blocks:%s: the first line must be "
+                                     "'block N'" % path)
+                elif set(line) - {"0", "1"}:
+                    raise ValueError("blocks:%s: a row must be characters 0 "
+                                     "or 1, got %r" % (path, line))
+                else:
+                    rows.append(line)
+        if not rows:
+            raise ValueError("blocks:%s: the bitmap needs 1 row" % path)
+        _BITMAPS[path] = (block, rows)
+    return _BITMAPS[path]
+
+
+def block_bitmap(path, i, j):
+    """blocks:PATH: query i sees key j iff row i // N of the file has a 1 at
+    column j // N; rows and columns past the file's hide (ints or grids)."""
+    block, rows = read_block_bitmap(path)
+    bi, bj = i // block, j // block
+    if isinstance(bi, int) and isinstance(bj, int):
+        return bi < len(rows) and bj < len(rows[bi]) and rows[bi][bj] == "1"
+    device = (bi if torch.is_tensor(bi) else bj).device
+    key = (path, str(device))
+    if key not in _BITMAPS:
+        # [rows + 1, cols + 1]: the last row and column (all 0) stand for
+        # those past the file's.
+        cols = max(map(len, rows))
+        _BITMAPS[key] = torch.tensor(
+            [[c == "1" for c in row.ljust(cols + 1, "0")]
+             for row in rows + [""]], dtype=torch.bool, device=device)
+    table = _BITMAPS[key]
+    bi = torch.as_tensor(bi, device=device).clamp(max=table.shape[0] - 1)
+    bj = torch.as_tensor(bj, device=device).clamp(max=table.shape[1] - 1)
+    return table[bi, bj]
 
 
 def bigbird(s, nums, i, j):

@@ -7,7 +7,8 @@
  * NAME its entry point, SPEC the kernel's spec (b=..,hq=..,sq=..,d=..[,hkv,
  * sk,dv,dtype,layout,scale,kind (sdpa, gaussian:SIGMA, additive, additive:A,
  * linear, mha with e=E),lse,mod (alibi, softcap:C, relpos:NB),
- * temperature,kv_lens,spans,block_mask=random:BQ:BK,mask]). With
+ * temperature,kv_lens,spans,block_mask=random:BQ:BK,mask (blocks:FILE
+ * read from FILE relative to the working directory)]). With
  * lse=true the kernel's lse output is checked too. kind=additive:A
  * (attn.additive_attention) and kind=mha (attn.multi_head_attention) get
  * their weights too, and the reference projects as the kernel does (f32
@@ -52,10 +53,14 @@ typedef const char *(*error_fn)(int);
 
 enum dtype { F32, F16, BF16 };
 
-/* One term of `mask=`: its name and up to two numbers. */
+/* One term of `mask=`: its name and up to five numbers; blocks:FILE: the
+ * block size in n[0] and the file's bitmap, `rows` x `cols` bytes 0/1 (the
+ * short rows padded with 0). */
 typedef struct {
   char name[24];
   long long n[5];
+  char *bits;
+  int64_t rows, cols;
 } mask_term_t;
 
 #define MAX_TERMS 16
@@ -106,6 +111,70 @@ typedef struct {
   int joins[MAX_TERMS];
 } spec_t;
 
+/* Reads the bitmap of blocks:PATH into `t` as attn-compile does: `block N`,
+ * then a line of 0/1 per query block (character j for key block j, the
+ * longest line setting the key blocks); blank lines and lines starting with
+ * `#` skipped, each line trimmed. 0 (and a message) when malformed. */
+static int read_block_bitmap(const char *path, mask_term_t *t) {
+  FILE *f = fopen(path, "r");
+  char *line = 0, **lines = 0, *start, *end;
+  size_t capacity = 0, count = 0, r;
+  const char *why = 0;
+  if (!f) {
+    fprintf(stderr, "gpu-driver: blocks:%s: cannot read the file\n", path);
+    return 0;
+  }
+  while (!why && getline(&line, &capacity, f) >= 0) {
+    char **grown;
+    for (start = line; *start && strchr(" \t\n\v\f\r", *start); ++start)
+      ;
+    for (end = start + strlen(start);
+         end > start && strchr(" \t\n\v\f\r", end[-1]); --end)
+      ;
+    *end = 0;
+    if (!*start || *start == '#')
+      continue;
+    if (!strncmp(start, "block ", 6)) {
+      char *rest;
+      long long n = strtoll(start + 6, &rest, 10);
+      if (t->n[0] || *rest || n < 1 || n > (1ll << 20))
+        why = "'block N' must come once, with N in [1, 2^20]";
+      t->n[0] = n;
+      continue;
+    }
+    if (!t->n[0])
+      why = "the first line must be 'block N'";
+    else if (start[strspn(start, "01")])
+      why = "a row must be characters 0 or 1";
+    else if (!(grown = realloc(lines, (count + 1) * sizeof *lines)) ||
+             !(grown[count] = strdup(start)))
+      why = "out of host memory";
+    else {
+      lines = grown;
+      if ((int64_t)strlen(lines[count]) > t->cols)
+        t->cols = (int64_t)strlen(lines[count]);
+      ++count;
+    }
+  }
+  fclose(f);
+  free(line);
+  if (!why && !count)
+    why = "the bitmap needs 1 row";
+  t->rows = (int64_t)count;
+  if (!why && !(t->bits = calloc((size_t)(t->rows * t->cols) + 1, 1)))
+    why = "out of host memory";
+  for (r = 0; r < count; ++r) {
+    size_t c, len = strlen(lines[r]);
+    for (c = 0; !why && c < len; ++c)
+      t->bits[r * t->cols + c] = lines[r][c] == '1';
+    free(lines[r]);
+  }
+  free(lines);
+  if (why)
+    fprintf(stderr, "gpu-driver: blocks:%s: %s\n", path, why);
+  return !why;
+}
+
 /* Parses `mask=` into `s`; 0 on a malformed or unknown term. */
 static int parse_mask(char *value, spec_t *s) {
   char *p = value;
@@ -124,13 +193,24 @@ static int parse_mask(char *value, spec_t *s) {
     memcpy(t->name, p, (size_t)len);
     t->name[len] = 0;
     p += len;
+    if (!strcmp(t->name, "blocks") && *p == ':') {
+      /* blocks:PATH (relative to the working directory), up to | or &. */
+      char saved, *path = ++p;
+      p += strcspn(p, "|&");
+      saved = *p;
+      *p = 0;
+      if (!read_block_bitmap(path, t))
+        return 0;
+      *p = saved;
+    }
     while (*p == ':' && n < 5)
       t->n[n++] = strtoll(p + 1, &p, 10);
     if (strcmp(t->name, "causal") && strcmp(t->name, "causal_bottom_right") &&
         strcmp(t->name, "window") && strcmp(t->name, "chunked") &&
         strcmp(t->name, "prefix") && strcmp(t->name, "strided") &&
         strcmp(t->name, "fixed") && strcmp(t->name, "dilated") &&
-        strcmp(t->name, "global") && strcmp(t->name, "bigbird"))
+        strcmp(t->name, "global") && strcmp(t->name, "bigbird") &&
+        (strcmp(t->name, "blocks") || !t->bits))
       return 0;
     ++s->terms;
     if (*p == '|' || *p == '&')
@@ -286,6 +366,11 @@ static int term_shows(const spec_t *s, const mask_term_t *t, int64_t i,
         return 1;
     }
     return 0;
+  }
+  if (t->bits) {
+    /* blocks:FILE: rows and columns past the file's hide. */
+    int64_t bi = i / a, bj = j / a;
+    return bi < t->rows && bj < t->cols && t->bits[bi * t->cols + bj];
   }
   return i < a || j < a; /* global */
 }
