@@ -13,7 +13,8 @@ PACKAGES := cmake ninja-build clang-22 clang-format-22 llvm-22-dev \
 
 ATTN_OPT := $(BUILD_DIR)/bin/attn-opt
 
-.PHONY: all deps configure build check demo bench gpu-artifacts docs format clean
+.PHONY: all deps configure build check check-sanitize fuzz demo bench \
+        gpu-artifacts docs format clean
 
 all: build
 
@@ -47,6 +48,25 @@ build: configure
 
 check: build
 	ninja -C $(BUILD_DIR) -j $(JOBS) check-attn
+
+# ASan + UBSan: a second build of everything attn compiles (libMLIR stays as
+# installed), its test suite, and the libFuzzer targets of fuzz/.
+SANITIZE_DIR ?= build-sanitize
+FUZZ_SECONDS ?= 60
+$(SANITIZE_DIR)/build.ninja: | deps
+	cmake -G Ninja -S . -B $(SANITIZE_DIR) \
+	  -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DATTN_SANITIZE=ON \
+	  -DATTN_BUILD_BENCH=OFF \
+	  -DMLIR_DIR=$(LLVM_PREFIX)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_PREFIX)/bin/lit \
+	  -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
+
+check-sanitize: $(SANITIZE_DIR)/build.ninja
+	ninja -C $(SANITIZE_DIR) -j $(JOBS) check-attn
+
+fuzz: $(SANITIZE_DIR)/build.ninja
+	ninja -C $(SANITIZE_DIR) -j $(JOBS) attn-fuzzers
+	fuzz/run.sh $(SANITIZE_DIR) $(FUZZ_SECONDS)
 
 # The main job: compile a GQA + causal kernel ahead of time (object, C header,
 # manifest), then compile, run and check it against the naive reference, and

@@ -44,7 +44,16 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # Compiling and linking C programs against generated kernels, the way a user
 # would: the C compiler that built attn, and the kernels' link flags (the
 # same as manifest.json's link_flags).
-config.substitutions.append(("%cc", os.path.join(config.llvm_tools_dir, "clang")))
+# In a sanitized build (make check-sanitize) the C test programs are
+# sanitized too, and ASan ignores the slab poisoning of LLVM's allocators,
+# which libMLIR's uninstrumented code would trip over.
+cc = os.path.join(config.llvm_tools_dir, "clang")
+if config.attn_sanitize:
+    cc += " -fsanitize=address,undefined -fno-sanitize-recover=all"
+    config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=0:detect_leaks=0"
+    config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1"
+    config.available_features.add("sanitize")
+config.substitutions.append(("%cc", cc))
 config.substitutions.append(
     (
         "%kernel_link_flags",

@@ -73,23 +73,33 @@ ATTN_RT_API int32_t attn_rt_bind_operands_on(
   for (i = 0; i < n; ++i)
     for (d = 0; d < descs[i].ndim; ++d) {
       int64_t block = descs[i].blocks[d], sym = descs[i].dims[d];
-      if (block > 0 &&
-          (bound[sym] < 0 || ((const DLTensor *)tensors[i])->shape[d] !=
-                                 (bound[sym] + block - 1) / block))
+      if (block > 0 && (bound[sym] < 0 ||
+                        ((const DLTensor *)tensors[i])->shape[d] !=
+                            bound[sym] / block + (bound[sym] % block != 0)))
         return ATTN_ERR_SHAPE_MISMATCH;
     }
 
   /* Pass 2: layouts and pointers. */
   for (i = 0; i < n; ++i) {
     const DLTensor *t = (const DLTensor *)tensors[i];
-    int64_t ndim = t->ndim, numel = 1, stride = 1;
+    int64_t ndim = t->ndim, numel = 1, span = 1, stride = 1, bytes;
     int64_t elem_bytes = (t->dtype.bits + 7) / 8;
     char *data;
-    for (d = 0; d < ndim; ++d)
-      numel *= t->shape[d];
+    /* Sizes are non-negative here. The product of the non-zero ones, in
+     * bytes, must fit: it bounds the size and every stride below. */
+    for (d = 0; d < ndim; ++d) {
+      numel *= t->shape[d] > 0 ? 1 : 0;
+      if (t->shape[d] > 0 && __builtin_mul_overflow(span, t->shape[d], &span))
+        return ATTN_ERR_TOO_LARGE;
+    }
+    numel *= span;
+    if (__builtin_mul_overflow(span, elem_bytes, &bytes))
+      return ATTN_ERR_TOO_LARGE;
     if (!t->data && numel > 0)
       return ATTN_ERR_NULL;
-    data = (char *)t->data + t->byte_offset;
+    if (t->byte_offset > UINTPTR_MAX - (uintptr_t)t->data)
+      return ATTN_ERR_TOO_LARGE;
+    data = (char *)((uintptr_t)t->data + t->byte_offset);
     if ((uintptr_t)data % (uintptr_t)elem_bytes)
       return ATTN_ERR_ALIGNMENT;
     memrefs[i].allocated = data;
@@ -150,6 +160,9 @@ ATTN_RT_API const char *attn_rt_status_string(int32_t status) {
            "old driver)";
   case ATTN_ERR_LAUNCH:
     return "the CUDA launch failed, or the problem exceeds the grid";
+  case ATTN_ERR_TOO_LARGE:
+    return "tensor too large: its size in bytes, or its data pointer plus "
+           "byte_offset, overflows";
   case ATTN_ERR_OUT_OF_MEMORY:
     return "no device memory for the kernel's scratch buffers (the projected "
            "operands of a multi-head or additive attention)";

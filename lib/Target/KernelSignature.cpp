@@ -299,7 +299,8 @@ std::string mlir::attn::emitCHeader(const KernelSignature &signature,
   std::string gpuCodes = cuda ? llvm::formatv(R"(
   {0}_ERR_NO_DEVICE = 10,     /* no CUDA driver or device */
   {0}_ERR_MODULE = 11,        /* the cubin did not load on this GPU */
-  {0}_ERR_LAUNCH = 12         /* the launch failed or exceeds the grid */)",
+  {0}_ERR_LAUNCH = 12,        /* the launch failed or exceeds the grid */
+  {0}_ERR_OUT_OF_MEMORY = 13, /* no device memory for scratch buffers */)",
                                               upper)
                                     .str()
                               : std::string();
@@ -323,7 +324,7 @@ extern "C" {{
  * element types (NAME=n: compiled for size n; a bare name: any size, the same
  * wherever the name appears; a number: exactly that size):
  *
-{2} *{13}{8}
+{2} *{12}{8}
  * Returns 0 on success, or one of the codes below; on error nothing is
  * written. {3}_error_string() describes a code. */
 int {3}({4});
@@ -335,12 +336,13 @@ enum {{
   {5}_ERR_NULL = 1,           /* a DLTensor, its shape or its data is NULL */
   {5}_ERR_NDIM = 2,           /* wrong number of dimensions */
   {5}_ERR_DTYPE = 3,          /* wrong dtype, or lanes != 1 */
-  {5}_ERR_DEVICE = 4,         /* not a {7} tensor{10} */
+  {5}_ERR_DEVICE = 4,         /* not a {7} tensor{9} */
   {5}_ERR_STATIC_SHAPE = 5,   /* a size differs from the compiled size */
   {5}_ERR_SHAPE_MISMATCH = 6, /* sizes disagree between arguments */
   {5}_ERR_STRIDES = 7,        /* not compact row-major */
   {5}_ERR_HEADS = 8,          /* Hq is not a positive multiple of Hkv */
-  {5}_ERR_ALIGNMENT = 9{9}      /* data not aligned to its element size{12} */{11}
+  {5}_ERR_ALIGNMENT = 9,      /* data not aligned to its element size{11} */{10}
+  {5}_ERR_TOO_LARGE = 14      /* a size in bytes, or data + byte_offset, overflows */
 };
 
 #ifdef __cplusplus
@@ -356,7 +358,7 @@ enum {{
              "tensors' device's primary context when there "
              "is\n * none); the call does not wait for it."
            : "",
-      cuda ? "," : " ", cuda ? ", all on one device" : "", gpuCodes,
+      cuda ? ", all on one device" : "", gpuCodes,
       cuda ? "\n                                 (K and V of a tensor-core "
              "kernel: 16 bytes)"
            : "",

@@ -18,6 +18,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -157,6 +158,16 @@ static llvm::Expected<MaskTerm> readBlockBitmap(StringRef path,
     return specError("'mask' term 'blocks:" + path + "': " + why +
                      " in 'mask=" + whole + "'");
   };
+  // A device or a pipe may never end: only regular files, of a size a
+  // bitmap of 2^20 words with comments can have.
+  constexpr uint64_t kMaxBytes = uint64_t(1) << 28;
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return fail("cannot read the file (" + ec.message() + ")");
+  if (status.type() != llvm::sys::fs::file_type::regular_file)
+    return fail("not a regular file");
+  if (status.getSize() > kMaxBytes)
+    return fail("the file is larger than 256 MiB");
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
       llvm::MemoryBuffer::getFile(path);
   if (!buffer)

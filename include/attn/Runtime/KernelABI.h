@@ -36,7 +36,9 @@ enum attn_status {
   ATTN_ERR_MODULE = 11,        /* the kernel's cubin did not load */
   ATTN_ERR_LAUNCH = 12,        /* the launch failed or exceeds the grid */
   ATTN_ERR_OUT_OF_MEMORY = 13, /* no device memory for the scratch buffers */
-  ATTN_NUM_STATUS = 14
+  /* Any kernel. */
+  ATTN_ERR_TOO_LARGE = 14, /* a tensor's size in bytes overflows */
+  ATTN_NUM_STATUS = 15
 };
 
 /* The problem sizes every operand dimension is bound to. */

@@ -31,6 +31,9 @@
 // CHECK-NEXT: heads 3/2: 8 ok
 // CHECK-NEXT: heads 4/0: 8 ok
 // CHECK-NEXT: misaligned data: 9 ok
+// CHECK-NEXT: sizes overflowing bytes: 14 ok
+// CHECK-NEXT: empty with overflowing strides: 14 ok
+// CHECK-NEXT: byte_offset past the address space: 14 ok
 // CHECK-NEXT: valid size-1 strides: 0 ok
 // CHECK-NEXT: valid dynamic s: 0 ok
 // CHECK-NEXT: valid dynamic h: 0 ok
@@ -264,6 +267,32 @@ int main(void) {
   BAD("misaligned data", k_static(&q, &k, &v, &o), K_STATIC_ERR_ALIGNMENT,
       k_static_error_string);
 
+  /* Sizes whose product in bytes overflows int64 (found by attn-abi-fuzzer:
+   * it was signed overflow before), consistent across q and out. */
+  RESET();
+  {
+    int64_t huge[4] = {1, 2, (int64_t)1 << 60, 8};
+    q.shape = huge;
+    o.shape = huge;
+    BAD("sizes overflowing bytes", k_dyns(&q, &k, &v, &o), K_DYNS_ERR_TOO_LARGE,
+        k_dyns_error_string);
+  }
+  RESET();
+  {
+    /* Sk = 2^62 and Sq = 0: nothing to compute, but k's strides overflow. */
+    int64_t qEmpty[4] = {1, 2, 0, 8}, kvHuge[4] = {1, 2, (int64_t)1 << 62, 8};
+    q.shape = qEmpty;
+    o.shape = qEmpty;
+    k.shape = kvHuge;
+    v.shape = kvHuge;
+    BAD("empty with overflowing strides", k_dyns(&q, &k, &v, &o),
+        K_DYNS_ERR_TOO_LARGE, k_dyns_error_string);
+  }
+  RESET();
+  q.byte_offset = UINT64_MAX - 3;
+  BAD("byte_offset past the address space", k_static(&q, &k, &v, &o),
+      K_STATIC_ERR_TOO_LARGE, k_static_error_string);
+
   /* Valid calls that must not be rejected. */
   RESET();
   {
@@ -303,7 +332,7 @@ int main(void) {
   /* Every code has its own non-empty message; unknown codes get one too. */
   {
     int ok = 1;
-    for (int c = 0; c <= 9; ++c) {
+    for (int c = 0; c <= 14; ++c) {
       const char *s = k_static_error_string(c);
       ok &= s && s[0] != '\0';
       for (int d = 0; d < c; ++d)

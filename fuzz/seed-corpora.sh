@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Seeds the fuzzers' corpora from the test suite:
+#   fuzz/seed-corpora.sh OUTDIR
+# OUTDIR/opt gets every .mlir test input (each `// -----` split apart),
+# OUTDIR/spec every SPEC the tests and scripts/gpu-specs.txt pass to
+# --spec, OUTDIR/abi a few starting inputs.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+out="${1:?usage: seed-corpora.sh OUTDIR}"
+mkdir -p "$out/opt" "$out/spec" "$out/abi"
+python3 - "$here" "$out" <<'PY'
+import hashlib, pathlib, re, sys
+root, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+def put(kind, text):
+    data = text.encode()
+    (out / kind / hashlib.sha1(data).hexdigest()).write_bytes(data)
+for path in sorted((root / "test").rglob("*.mlir")):
+    for chunk in re.split(r"^// -----\s*$", path.read_text(), flags=re.M):
+        if chunk.strip():
+            put("opt", chunk)
+spec = re.compile(r'--spec[ =]"([^"]+)"')
+for path in sorted((root / "test").rglob("*")):
+    if path.is_file() and path.suffix in (".test", ".c", ".mlir"):
+        for m in spec.finditer(path.read_text(errors="replace")):
+            put("spec", m.group(1))
+for line in (root / "scripts" / "gpu-specs.txt").read_text().splitlines():
+    if line.strip() and not line.startswith("#"):
+        put("spec", line.split()[1])
+for first in range(4):
+    put("abi", chr(first) + "\0" * 64)
+PY
+echo "seed-corpora: $(ls "$out/opt" | wc -l) MLIR inputs, $(ls "$out/spec" | wc -l) specs in $out"
