@@ -42,6 +42,7 @@
 #include <utility>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -367,6 +368,44 @@ static llvm::Error parseDims(StringRef text, int64_t *sizes) {
   return llvm::Error::success();
 }
 
+/// The shape of `operand` for the problem sizes `sizes`.
+static SmallVector<int64_t> operandShape(const KernelOperand &operand,
+                                         ArrayRef<int64_t> sizes) {
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < operand.desc.ndim; ++d) {
+    int64_t symbol = operand.desc.dims[d], block = operand.desc.blocks[d];
+    shape.push_back(symbol < 0  ? -symbol // ATTN_DIM_FIXED
+                    : block > 0 ? llvm::divideCeil(sizes[symbol], block)
+                                : sizes[symbol]);
+  }
+  return shape;
+}
+
+/// Fails, saying how much, when the tensors of a problem (twice: the
+/// reference keeps its own f32 copies) would not fit in this machine's
+/// memory, or their size overflows.
+static llvm::Error checkHostMemory(const KernelSignature &signature,
+                                   ArrayRef<int64_t> sizes) {
+  uint64_t total = 0;
+  for (const KernelOperand &operand : signature.operands) {
+    uint64_t bytes = std::max<int64_t>(operand.desc.dtype_bits / 8, 4) * 2;
+    for (int64_t size : operandShape(operand, sizes))
+      bytes = llvm::SaturatingMultiply<uint64_t>(bytes, size);
+    total = llvm::SaturatingAdd(total, bytes);
+  }
+  uint64_t memory = static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
+                    static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  if (total <= memory)
+    return llvm::Error::success();
+  auto gib = [](uint64_t bytes) {
+    return llvm::formatv("{0:F1} GiB", bytes / double(1 << 30)).str();
+  };
+  return llvm::createStringError(
+      "the problem's tensors need " +
+      (total == UINT64_MAX ? std::string("more than 2^64 bytes") : gib(total)) +
+      " of host memory, more than this machine's " + gib(memory));
+}
+
 /// The process's peak resident set so far, in MiB (Linux reports KiB).
 static double peakRssMegabytes() {
   struct rusage usage;
@@ -680,6 +719,8 @@ int main(int argc, char **argv) {
                           "' is compiled as " + Twine(compiled) +
                           "; --dims can only size dynamic dimensions");
     }
+    if (llvm::Error error = checkHostMemory(*signature, sizes))
+      return usageError(llvm::toString(std::move(error)));
   }
 
   // Compile exactly as attn-compile does, then JIT the LLVM module (CPU) or
@@ -807,12 +848,8 @@ int main(int argc, char **argv) {
         {"w_q", &multiHead.wq}, {"w_k", &multiHead.wk}, {"w_v", &multiHead.wv},
         {"w_o", &multiHead.wo}};
     for (auto [t, operand] : llvm::zip(tensors, signature->operands)) {
-      for (int64_t d = 0; d < operand.desc.ndim; ++d) {
-        int64_t symbol = operand.desc.dims[d], block = operand.desc.blocks[d];
-        t.shape.push_back(symbol < 0  ? -symbol // ATTN_DIM_FIXED
-                          : block > 0 ? llvm::divideCeil(sizes[symbol], block)
-                                      : sizes[symbol]);
-      }
+      SmallVector<int64_t> bound = operandShape(operand, sizes);
+      t.shape.assign(bound.begin(), bound.end());
       if (!operand.isOutput())
         fillRandom(t, operand.desc, rng, p.kvLen);
       else
