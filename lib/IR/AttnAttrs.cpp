@@ -31,24 +31,26 @@ void AttnDialect::registerAttributes() {
 // Verifiers (what each mask shows is in StructuredMasks.cpp)
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-SlidingWindowMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                              int64_t left, int64_t right, Alignment) {
-  if (left < 0)
-    return emitError() << "sliding_window 'left' must be >= 0, got " << left;
-  if (right < 0)
-    return emitError() << "sliding_window 'right' must be >= 0, got " << right;
-  return success();
-}
+/// The largest value of a mask's size parameters: far beyond any sequence,
+/// and small enough that positions plus parameters never overflow int64.
+static constexpr int64_t kMaxMaskParam = int64_t(1) << 40;
 
-/// Fails unless `value` >= `least`.
+/// Fails unless `least` <= `value` <= 2^40.
 static LogicalResult checkAtLeast(function_ref<InFlightDiagnostic()> emitError,
                                   StringRef mask, StringRef param,
                                   int64_t value, int64_t least) {
-  if (value >= least)
+  if (value >= least && value <= kMaxMaskParam)
     return success();
-  return emitError() << mask << " '" << param << "' must be >= " << least
-                     << ", got " << value;
+  return emitError() << mask << " '" << param << "' must be in [" << least
+                     << ", 2^40], got " << value;
+}
+
+LogicalResult
+SlidingWindowMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              int64_t left, int64_t right, Alignment) {
+  return success(
+      succeeded(checkAtLeast(emitError, "sliding_window", "left", left, 0)) &&
+      succeeded(checkAtLeast(emitError, "sliding_window", "right", right, 0)));
 }
 
 LogicalResult
@@ -103,6 +105,12 @@ LogicalResult RelPosAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  bool bidirectional) {
   // Each direction needs a bucket of its own offsets and a logarithmic one.
   int64_t perDirection = bidirectional ? buckets / 2 : buckets;
+  // The kernels compare an offset with each bucket's threshold, found by
+  // walking the offsets up to max_distance.
+  if (buckets > (int64_t(1) << 16) || maxDistance > (int64_t(1) << 20))
+    return emitError() << "relpos needs at most 2^16 buckets and a "
+                          "max_distance of at most 2^20, got "
+                       << buckets << " and " << maxDistance;
   if (perDirection < 2 || (bidirectional && buckets % 2))
     return emitError() << "relpos 'buckets' must be at least "
                        << (bidirectional ? "4 and even (bidirectional)" : "2")
@@ -159,12 +167,15 @@ BlockBitmapMaskAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           1)) ||
       failed(checkAtLeast(emitError, "block_bitmap", "rows", rows.size(), 1)))
     return failure();
+  // The table lives in the kernel: 2^20 words (8 MiB) at most.
+  if (keyBlocks > 64 * (int64_t(1) << 20))
+    return emitError() << "block_bitmap has at most 2^26 key blocks, got "
+                       << keyBlocks;
   int64_t words = (keyBlocks + 63) / 64;
   if (rows.size() % words)
     return emitError() << "block_bitmap rows hold " << words
                        << " word(s) each (key_blocks = " << keyBlocks
                        << "), got " << rows.size() << " words";
-  // The table lives in the kernel: 2^20 words (8 MiB) at most.
   if (rows.size() > (size_t(1) << 20))
     return emitError() << "block_bitmap has at most 2^20 words, got "
                        << rows.size();

@@ -164,11 +164,13 @@ static LogicalResult checkBlockMask(Operation *op, Value blockMask,
 static LogicalResult checkScale(Operation *op, std::optional<APFloat> scale) {
   if (!scale)
     return success();
+  // Scaled scores are computed in f32, in base 2 on the GPU (times
+  // log2(e)): a scale past 2^64 overflows on any but tiny scores.
   double value = scale->convertToDouble();
-  if (std::isfinite(value) && value > 0)
+  if (value > 0 && value <= 0x1p64)
     return success();
-  return op->emitOpError() << "expected 'scale' to be a finite positive "
-                              "number, got "
+  return op->emitOpError() << "expected 'scale' to be a positive number of at "
+                              "most 2^64, got "
                            << value;
 }
 
@@ -225,6 +227,13 @@ verifyAttentionInputs(Operation *op, Value query, Value key, Value value,
        {std::pair{q.heads, "query"}, {k.heads, "key"}, {v.heads, "value"}})
     if (heads == 0)
       return op->emitOpError() << name << " head count must be > 0";
+  // Empty features or keys leave nothing to attend over (the lowerings
+  // divide by them); a batch or query length of 0 is merely empty.
+  for (auto [size, name] : {std::pair{q.feature, "head dim D"},
+                            {v.feature, "value head dim Dv"},
+                            {k.seq, "key sequence length Sk"}})
+    if (size == 0)
+      return op->emitOpError() << name << " must be > 0";
   if (!ShapedType::isDynamic(q.heads) && !ShapedType::isDynamic(k.heads) &&
       q.heads % k.heads != 0)
     return op->emitOpError() << "query head count (" << q.heads

@@ -6,6 +6,7 @@
 
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Runtime/UKernels.h"
+#include "attn/Support/OutputFile.h"
 #include "attn/Target/CPUKernel.h"
 #include "attn/Transforms/Transforms.h"
 
@@ -19,6 +20,7 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -244,6 +246,37 @@ static LogicalResult linkUKernels(llvm::Module &module, Location loc,
   return success();
 }
 
+llvm::Error mlir::attn::checkCPUTarget(const CPUTargetOptions &options) {
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return llvm::createStringError(error);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (options.cpu != "host" && !subtarget->isCPUStringValid(options.cpu))
+    return llvm::createStringError("'" + options.cpu +
+                                   "' is not a CPU LLVM knows (e.g. host, "
+                                   "skylake-avx512, znver4)");
+  if (options.features == "host" || options.features.empty())
+    return llvm::Error::success();
+  SmallVector<StringRef> features;
+  StringRef(options.features).split(features, ',');
+  for (StringRef feature : features) {
+    StringRef name = feature.drop_front();
+    if ((!feature.starts_with("+") && !feature.starts_with("-")) ||
+        !llvm::any_of(
+            subtarget->getAllProcessorFeatures(),
+            [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; }))
+      return llvm::createStringError(
+          "'" + feature +
+          "' is not a feature LLVM knows, as +name or -name (e.g. +avx512f)");
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 mlir::attn::createCPUTargetMachine(const CPUTargetOptions &options) {
   llvm::InitializeNativeTarget();
@@ -363,6 +396,8 @@ llvm::Error mlir::attn::writeObjectFile(llvm::Module &module,
                                       llvm::CodeGenFileType::ObjectFile))
     return llvm::createStringError("the target cannot emit object files");
   pm.run(module);
+  if (llvm::Error error = closeOutput(out.os(), path))
+    return error;
   out.keep();
   return llvm::Error::success();
 }

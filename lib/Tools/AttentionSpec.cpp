@@ -19,6 +19,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -328,6 +329,11 @@ static llvm::Error parseScoreMod(StringRef value, AttentionSpec &spec) {
       return specError("'mod=relpos:" + value +
                        "' needs at least 2 buckets per direction (an even "
                        "count unless ':uni') and MAXDIST above half of them");
+    // #attn.relpos's bounds: the kernels hold a threshold per bucket.
+    if (buckets > (int64_t(1) << 16) || maxDistance > (int64_t(1) << 20))
+      return specError("'mod=relpos:" + value +
+                       "' takes at most 2^16 buckets and a MAXDIST of at most "
+                       "2^20");
     spec.mod = AttentionSpec::ScoreMod::RelPos;
     spec.relposBuckets = buckets;
     spec.relposMaxDistance = maxDistance;
@@ -456,6 +462,21 @@ static llvm::Error checkLinearKind(const AttentionSpec &spec) {
     return specError("'kind=linear' takes mask=none, causal or "
                      "causal_bottom_right");
   return llvm::Error::success();
+}
+
+/// The scale `spec`'s op gets, when not the op's default 1/sqrt(D): a
+/// temperature divides the (given, Gaussian or default) scale.
+static std::optional<double> effectiveScale(const AttentionSpec &spec) {
+  std::optional<double> scale = spec.scale;
+  if (spec.kind == AttentionSpec::Kind::Gaussian)
+    scale = 1.0 / (spec.sigma * spec.sigma);
+  // Additive scores are not dot products: no 1/sqrt(D) by default.
+  if (spec.kind == AttentionSpec::Kind::Additive && !scale)
+    scale = 1.0;
+  if (spec.temperature)
+    scale = scale.value_or(1.0 / std::sqrt(static_cast<double>(spec.headDim))) /
+            *spec.temperature;
+  return scale;
 }
 
 llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
@@ -602,6 +623,17 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
       return std::move(error);
   }
 
+  // Weights are fixed-size tensors inside the kernel's signature: keep them
+  // to sizes a machine holds.
+  if (spec.attentionDim > (int64_t(1) << 16) || spec.embed > (int64_t(1) << 20))
+    return specError("the attention dim A is at most 2^16 and the embedding "
+                     "size e at most 2^20");
+  // The scale the op gets, after a temperature, stays a normal f32.
+  if (std::optional<double> scale = effectiveScale(spec))
+    if (!(*scale >= 0x1p-64 && *scale <= 0x1p64))
+      return specError("the scale (after 'temperature') must be in [2^-64, "
+                       "2^64], got " +
+                       llvm::formatv("{0:e}", *scale).str());
   return spec;
 }
 
@@ -684,16 +716,7 @@ mlir::attn::buildStructuredMask(MLIRContext *ctx, const AttentionSpec &spec) {
 /// The score_mod region of `spec.mod` in `attention`: (s, b, h, i, j) -> s'.
 /// The scale attribute of `spec`'s op (null: the op's 1/sqrt(D)).
 static FloatAttr buildScale(Builder &b, const AttentionSpec &spec) {
-  // A temperature divides the (given, Gaussian or default) scale.
-  std::optional<double> scale = spec.scale;
-  if (spec.kind == AttentionSpec::Kind::Gaussian)
-    scale = 1.0 / (spec.sigma * spec.sigma);
-  // Additive scores are not dot products: no 1/sqrt(D) by default.
-  if (spec.kind == AttentionSpec::Kind::Additive && !scale)
-    scale = 1.0;
-  if (spec.temperature)
-    scale = scale.value_or(1.0 / std::sqrt(static_cast<double>(spec.headDim))) /
-            *spec.temperature;
+  std::optional<double> scale = effectiveScale(spec);
   return scale ? b.getF32FloatAttr(static_cast<float>(*scale)) : FloatAttr();
 }
 

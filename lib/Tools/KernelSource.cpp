@@ -6,11 +6,14 @@
 
 #include "attn/Tools/KernelSource.h"
 #include "attn/IR/AttnOps.h"
+#include "attn/Support/Nesting.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
 using namespace mlir::attn;
@@ -34,7 +37,18 @@ mlir::attn::loadKernelSource(MLIRContext *ctx, StringRef file,
     source.module = buildAttentionModule(ctx, *spec, "attention");
   } else {
     source.description = file.str();
-    source.module = parseSourceFile<ModuleOp>(file, ctx);
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+        llvm::MemoryBuffer::getFileOrSTDIN(file);
+    if (!buffer)
+      return emitError(UnknownLoc::get(ctx))
+             << "cannot read '" << file << "': " << buffer.getError().message();
+    if (unsigned line = findDeepNesting((*buffer)->getBuffer()))
+      return emitError(UnknownLoc::get(ctx))
+             << file << ":" << line << ": the input nests brackets more than "
+             << kMaxNesting << " levels deep, past what MLIR's parser can take";
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+    source.module = parseSourceFile<ModuleOp>(sourceMgr, ctx);
   }
   if (!source.module)
     return failure();

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Support/OutputFile.h"
 #include "attn/Target/CPUKernel.h"
 #include "attn/Target/GPUKernel.h"
 #include "attn/Tools/CPUKernelFlags.h"
@@ -86,6 +87,8 @@ static llvm::Error writeFile(StringRef path, StringRef text) {
   if (ec)
     return llvm::createStringError(ec, "cannot write '" + path + "'");
   out.os() << text;
+  if (llvm::Error error = closeOutput(out.os(), path))
+    return error;
   out.keep();
   return llvm::Error::success();
 }
@@ -210,6 +213,9 @@ int main(int argc, char **argv) {
   if (target == "nvptx")
     if (llvm::Error error = checkGPUTarget(flags.gpuOptions(chip, cudaToolkit)))
       return usageError("--target nvptx: " + llvm::toString(std::move(error)));
+  if (target == "cpu")
+    if (llvm::Error error = checkCPUTarget(flags.options()))
+      return usageError("--target cpu: " + llvm::toString(std::move(error)));
   if (flags.kvTileSize < 0 || flags.queryTileSize < 0)
     return usageError("--kv-tile-size and --query-tile-size must be positive "
                       "(or 0: derived from the L2 cache)");

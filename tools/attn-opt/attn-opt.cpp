@@ -6,6 +6,8 @@
 
 #include "attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Support/Nesting.h"
+#include "attn/Support/OutputFile.h"
 #include "attn/Transforms/Passes.h"
 #include "attn/Transforms/Transforms.h"
 
@@ -64,6 +66,13 @@ int main(int argc, char **argv) {
                  << "' is MLIR bytecode; attn-opt reads textual MLIR only\n";
     return 1;
   }
+  if (unsigned line = attn::findDeepNesting(input->getBuffer())) {
+    llvm::errs() << inputFilename << ":" << line
+                 << ": error: the input nests brackets more than "
+                 << attn::kMaxNesting
+                 << " levels deep, past what MLIR's parser can take\n";
+    return 1;
+  }
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &error);
   if (!output) {
@@ -72,6 +81,11 @@ int main(int argc, char **argv) {
   }
   if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
     return 1;
+  if (llvm::Error error = attn::closeOutput(output->os(), outputFilename)) {
+    llvm::errs() << "attn-opt: error: " << llvm::toString(std::move(error))
+                 << "\n";
+    return 1;
+  }
   output->keep();
   return 0;
 }

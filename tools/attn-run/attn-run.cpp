@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/IR/AttnOps.h"
+#include "attn/Support/OutputFile.h"
 #include "attn/Target/CPUKernel.h"
 #include "attn/Target/GPUKernel.h"
 #include "attn/Tools/BlockMap.h"
@@ -262,6 +263,12 @@ static int drawBlockMap(KernelSource &source) {
     return usageError("--block-map needs static sequence lengths (or a SPEC)");
   int64_t queryTile = flags.queryTileSize > 0 ? flags.queryTileSize : 64;
   int64_t keyTile = flags.kvTileSize > 0 ? flags.kvTileSize : 64;
+  // One SVG rectangle per tile.
+  constexpr int64_t kMaxTiles = int64_t(1) << 22;
+  if (llvm::divideCeil(qLen, queryTile) >
+      kMaxTiles / llvm::divideCeil(kvLen, keyTile))
+    return usageError("--block-map draws at most 2^22 tiles; give larger "
+                      "--query-tile-size and --kv-tile-size");
   std::error_code error;
   llvm::raw_fd_ostream file(blockMap, error);
   if (error)
@@ -269,6 +276,8 @@ static int drawBlockMap(KernelSource &source) {
   std::string title = source.spec ? source.spec->str() : source.description;
   BlockMapCounts counts =
       writeBlockMapSVG(file, mask, qLen, kvLen, queryTile, keyTile, title);
+  if (llvm::Error error = closeOutput(file, blockMap))
+    return usageError(llvm::toString(std::move(error)));
   llvm::outs() << llvm::formatv(
       "block map {0}: {1} skipped, {2} full, {3} partial tiles\n",
       blockMap.getValue(), counts.skipped, counts.full, counts.partial);
@@ -570,6 +579,11 @@ static int writeWeights(const ReferenceProblem &p, const float *q,
         }
         os << "\n";
       }
+  if (llvm::Error error = closeOutput(os, weights[1])) {
+    llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
+                 << "\n";
+    return 1;
+  }
   llvm::outs() << llvm::formatv("weights: {0} rows of {1} keys in {2}\n",
                                 p.batch * p.qHeads * rows->size(), p.kvLen,
                                 weights[1]);
@@ -627,8 +641,14 @@ int main(int argc, char **argv) {
                         llvm::toString(opened.takeError()));
     device = std::move(*opened);
   }
-  if (threads == 0)
-    return usageError("--threads must be positive");
+  // Each thread is an OS thread: far more than the machine has only
+  // exhausts the process limit.
+  if (toleranceOpt.getNumOccurrences() && !(toleranceOpt >= 0))
+    return usageError("--tolerance must be a non-negative number, got " +
+                      llvm::formatv("{0}", toleranceOpt.getValue()).str());
+  if (threads == 0 || threads > 1024)
+    return usageError("--threads must be in [1, 1024], got " +
+                      Twine(threads.getValue()));
   omp_set_num_threads(static_cast<int>(threads));
   if (flags.kvTileSize < 0 || flags.queryTileSize < 0)
     return usageError("--kv-tile-size and --query-tile-size must be positive "
@@ -751,6 +771,8 @@ int main(int argc, char **argv) {
   } else {
     // Compile exactly as attn-compile does, then JIT the LLVM module.
     CPUTargetOptions options = flags.options();
+    if (llvm::Error error = checkCPUTarget(options))
+      return usageError(llvm::toString(std::move(error)));
     options.countTiles =
         flags.fused; // one atomic add per query tile and counter
     auto llvmCtx = std::make_unique<llvm::LLVMContext>();

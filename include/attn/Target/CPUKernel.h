@@ -64,6 +64,11 @@ compileCPUKernel(func::FuncOp func, StringRef name,
                  const KernelSignature &signature,
                  const CPUTargetOptions &options, llvm::LLVMContext &llvmCtx);
 
+/// Checks `options` before compiling: `cpu` is `host` or a CPU LLVM's x86
+/// backend knows, and `features` is `host` or a comma-separated list of
+/// +name/-name features it knows (LLVM would only warn and ignore them).
+llvm::Error checkCPUTarget(const CPUTargetOptions &options);
+
 /// The TargetMachine for `options`: PIC, small code model.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createCPUTargetMachine(const CPUTargetOptions &options);

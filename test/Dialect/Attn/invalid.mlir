@@ -389,7 +389,7 @@ func.func @attention_kv_lens_size(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16x
 
 func.func @attention_scale_zero(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>,
                                 %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
-  // expected-error @+1 {{expected 'scale' to be a finite positive number, got 0.000000e+00}}
+  // expected-error @+1 {{expected 'scale' to be a positive number of at most 2^64, got 0.000000e+00}}
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
       outs(%o : tensor<1x4x8x16xf32>) {scale = 0.0 : f32} -> tensor<1x4x8x16xf32>
   return %r : tensor<1x4x8x16xf32>
@@ -399,7 +399,7 @@ func.func @attention_scale_zero(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf3
 
 func.func @attention_scale_negative(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>,
                                     %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
-  // expected-error @+1 {{expected 'scale' to be a finite positive number, got -2.500000e-01}}
+  // expected-error @+1 {{expected 'scale' to be a positive number of at most 2^64, got -2.500000e-01}}
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
       outs(%o : tensor<1x4x8x16xf32>) {scale = -0.25 : f32} -> tensor<1x4x8x16xf32>
   return %r : tensor<1x4x8x16xf32>
@@ -409,7 +409,7 @@ func.func @attention_scale_negative(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x1
 
 func.func @attention_scale_inf(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>,
                                %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
-  // expected-error @+1 {{expected 'scale' to be a finite positive number, got INF}}
+  // expected-error @+1 {{expected 'scale' to be a positive number of at most 2^64, got INF}}
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
       outs(%o : tensor<1x4x8x16xf32>) {scale = 0x7F800000 : f32} -> tensor<1x4x8x16xf32>
   return %r : tensor<1x4x8x16xf32>
@@ -419,7 +419,7 @@ func.func @attention_scale_inf(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32
 
 func.func @attention_scale_nan(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>,
                                %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
-  // expected-error @+1 {{expected 'scale' to be a finite positive number, got nan}}
+  // expected-error @+1 {{expected 'scale' to be a positive number of at most 2^64, got nan}}
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
       outs(%o : tensor<1x4x8x16xf32>) {scale = 0x7FC00000 : f32} -> tensor<1x4x8x16xf32>
   return %r : tensor<1x4x8x16xf32>
@@ -461,7 +461,7 @@ func.func @sliding_window_negative_left(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2
                                         %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
       outs(%o : tensor<1x4x8x16xf32>)
-      // expected-error @+1 {{sliding_window 'left' must be >= 0, got -1}}
+      // expected-error @+1 {{sliding_window 'left' must be in [0, 2^40], got -1}}
       {structured_mask = #attn.sliding_window<left = -1, right = 0>} -> tensor<1x4x8x16xf32>
   return %r : tensor<1x4x8x16xf32>
 }
@@ -472,7 +472,7 @@ func.func @sliding_window_negative_right(%q: tensor<1x4x8x16xf32>, %k: tensor<1x
                                          %v: tensor<1x2x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
   %r = attn.attention ins(%q, %k, %v : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
       outs(%o : tensor<1x4x8x16xf32>)
-      // expected-error @+1 {{sliding_window 'right' must be >= 0, got -4}}
+      // expected-error @+1 {{sliding_window 'right' must be in [0, 2^40], got -4}}
       {structured_mask = #attn.sliding_window<left = 4, right = -4, alignment = bottom_right>} -> tensor<1x4x8x16xf32>
   return %r : tensor<1x4x8x16xf32>
 }
@@ -828,7 +828,7 @@ func.func @online_kv_lens_size(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32
 
 func.func @online_scale_negative(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x2x8x16xf32>,
                                  %acc: tensor<1x4x8x16xf32>, %m: tensor<1x4x8xf32>, %s: tensor<1x4x8xf32>) -> tensor<1x4x8x16xf32> {
-  // expected-error @+1 {{'attn.online_attention' op expected 'scale' to be a finite positive number, got -1.000000e+00}}
+  // expected-error @+1 {{'attn.online_attention' op expected 'scale' to be a positive number of at most 2^64, got -1.000000e+00}}
   %a, %mx, %sm = attn.online_attention
       ins(%q, %k, %v : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>)
       outs(%acc, %m, %s : tensor<1x4x8x16xf32>, tensor<1x4x8xf32>, tensor<1x4x8xf32>)
@@ -1272,7 +1272,7 @@ func.func @mha_more_kv_heads(%x: tensor<2x8x32xf32>, %wq: tensor<32x32xf32>, %wk
 
 func.func @mha_scale_zero(%x: tensor<2x8x32xf32>, %wq: tensor<32x32xf32>, %wk: tensor<32x16xf32>,
                           %wv: tensor<32x16xf32>, %wo: tensor<32x32xf32>, %o: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
-  // expected-error @+1 {{'attn.multi_head_attention' op expected 'scale' to be a finite positive number, got -0.000000e+00}}
+  // expected-error @+1 {{'attn.multi_head_attention' op expected 'scale' to be a positive number of at most 2^64, got -0.000000e+00}}
   %r = attn.multi_head_attention ins(%x, %x, %x : tensor<2x8x32xf32>, tensor<2x8x32xf32>, tensor<2x8x32xf32>)
       weights(%wq, %wk, %wv, %wo : tensor<32x32xf32>, tensor<32x16xf32>, tensor<32x16xf32>, tensor<32x32xf32>)
       outs(%o : tensor<2x8x32xf32>) {num_heads = 4 : i64, num_kv_heads = 2 : i64, scale = -0.0 : f32} -> tensor<2x8x32xf32>
@@ -1846,7 +1846,7 @@ func.func @chunked_zero(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
                           tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
       outs(%o : tensor<1x1x8x16xf32>)
-      // expected-error @+1 {{chunked 'size' must be >= 1, got 0}}
+      // expected-error @+1 {{chunked 'size' must be in [1, 2^40], got 0}}
       {structured_mask = #attn.chunked<size = 0>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
@@ -1858,7 +1858,7 @@ func.func @prefix_negative(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
                           tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
       outs(%o : tensor<1x1x8x16xf32>)
-      // expected-error @+1 {{prefix 'size' must be >= 0, got -1}}
+      // expected-error @+1 {{prefix 'size' must be in [0, 2^40], got -1}}
       {structured_mask = #attn.prefix<size = -1>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
@@ -1870,7 +1870,7 @@ func.func @strided_zero(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
                           tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
       outs(%o : tensor<1x1x8x16xf32>)
-      // expected-error @+1 {{strided 'stride' must be >= 1, got 0}}
+      // expected-error @+1 {{strided 'stride' must be in [1, 2^40], got 0}}
       {structured_mask = #attn.strided<stride = 0>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
@@ -1894,7 +1894,7 @@ func.func @dilated_zero(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
                           tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
       outs(%o : tensor<1x1x8x16xf32>)
-      // expected-error @+1 {{dilated 'dilation' must be >= 1, got 0}}
+      // expected-error @+1 {{dilated 'dilation' must be in [1, 2^40], got 0}}
       {structured_mask = #attn.dilated<window = 2, dilation = 0>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
@@ -1906,7 +1906,7 @@ func.func @global_negative(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>)
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
                           tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
       outs(%o : tensor<1x1x8x16xf32>)
-      // expected-error @+1 {{global 'tokens' must be >= 0, got -2}}
+      // expected-error @+1 {{global 'tokens' must be in [0, 2^40], got -2}}
       {structured_mask = #attn.global<tokens = -2>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
@@ -1918,7 +1918,7 @@ func.func @bigbird_zero_block(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16xf32>
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
                           tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
       outs(%o : tensor<1x1x8x16xf32>)
-      // expected-error @+1 {{bigbird 'block' must be >= 1, got 0}}
+      // expected-error @+1 {{bigbird 'block' must be in [1, 2^40], got 0}}
       {structured_mask = #attn.bigbird<block = 0, window = 3, global = 1, random = 2, seed = 7>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
@@ -1930,7 +1930,7 @@ func.func @block_bitmap_zero_block(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8x16
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
                           tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
       outs(%o : tensor<1x1x8x16xf32>)
-      // expected-error @+1 {{block_bitmap 'block' must be >= 1, got 0}}
+      // expected-error @+1 {{block_bitmap 'block' must be in [1, 2^40], got 0}}
       {structured_mask = #attn.block_bitmap<block = 0, rows = [1]>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
@@ -1954,7 +1954,7 @@ func.func @block_bitmap_no_key_blocks(%q: tensor<1x1x8x16xf32>, %o: tensor<1x1x8
   %0 = attn.attention ins(%q, %q, %q : tensor<1x1x8x16xf32>,
                           tensor<1x1x8x16xf32>, tensor<1x1x8x16xf32>)
       outs(%o : tensor<1x1x8x16xf32>)
-      // expected-error @+1 {{block_bitmap 'key_blocks' must be >= 1, got 0}}
+      // expected-error @+1 {{block_bitmap 'key_blocks' must be in [1, 2^40], got 0}}
       {structured_mask = #attn.block_bitmap<block = 4, rows = [1], key_blocks = 0>} -> tensor<1x1x8x16xf32>
   return %0 : tensor<1x1x8x16xf32>
 }
@@ -2275,6 +2275,46 @@ func.func @additive_attention_rank(%q: tensor<1x4x8x16xf32>,
       ins(%q, %q, %q : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>,
                        tensor<1x4x8x16xf32>)
       weights(%wq, %wq, %w : tensor<16x8xf32>, tensor<16x8xf32>, tensor<8x1xf32>)
+      outs(%o : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+// Positions plus mask parameters stay within int64: at most 2^40.
+func.func @window_too_wide(%q: tensor<1x4x8x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      outs(%o : tensor<1x4x8x16xf32>)
+      // expected-error @+1 {{sliding_window 'right' must be in [0, 2^40], got 9223372036854775807}}
+      {structured_mask = #attn.sliding_window<left = 0, right = 9223372036854775807>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @relpos_too_far(%q: tensor<1x4x8x16xf32>, %t: tensor<4x32xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>)
+      rel_bias(%t : tensor<4x32xf32>)
+      outs(%o : tensor<1x4x8x16xf32>)
+      // expected-error @+1 {{relpos needs at most 2^16 buckets and a max_distance of at most 2^20, got 32 and 4611686018427387904}}
+      {relpos = #attn.relpos<buckets = 32, max_distance = 4611686018427387904, bidirectional = true>} -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @zero_head_dim(%q: tensor<1x4x8x0xf32>, %o: tensor<1x4x8x0xf32>) -> tensor<1x4x8x0xf32> {
+  // expected-error @+1 {{head dim D must be > 0}}
+  %0 = attn.attention ins(%q, %q, %q : tensor<1x4x8x0xf32>, tensor<1x4x8x0xf32>, tensor<1x4x8x0xf32>)
+      outs(%o : tensor<1x4x8x0xf32>) -> tensor<1x4x8x0xf32>
+  return %0 : tensor<1x4x8x0xf32>
+}
+
+// -----
+
+func.func @zero_keys(%q: tensor<1x4x8x16xf32>, %k: tensor<1x4x0x16xf32>, %o: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{key sequence length Sk must be > 0}}
+  %0 = attn.attention ins(%q, %k, %k : tensor<1x4x8x16xf32>, tensor<1x4x0x16xf32>, tensor<1x4x0x16xf32>)
       outs(%o : tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
