@@ -205,10 +205,14 @@ INLINE int anyVisible(broadcast4 mask, int64_t b, int64_t h, int64_t i0,
 }
 
 /* acc[rows] = acc * alpha + P V over `width` vectors of the value dim from
- * column `col`; inlined with a constant width, the block stays in registers. */
+ * column `col`; inlined with a constant width, the block stays in registers.
+ * With `hidden` (some p is 0), a key adds nothing to the rows that do not
+ * see it, even a NaN or Inf value (0 * NaN would be NaN); the step checks
+ * that once, so unmasked steps keep the plain loop. */
 INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
                          int64_t vStride, int64_t nc, const float p[R][NC],
-                         const float alpha[R], int64_t col, const int width) {
+                         const float alpha[R], int64_t col, const int width,
+                         int hidden) {
   vf c[R][NV];
   for (int r = 0; r < R; ++r)
     for (int w = 0; w < width; ++w)
@@ -216,14 +220,9 @@ INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
   for (int64_t j = 0; j < nc; ++j) {
     const float *vRow = v + j * vStride + col;
     vf vv[NV];
-    int hidden = 0;
     for (int w = 0; w < width; ++w)
       vv[w] = load(vRow + w * VL);
-    for (int r = 0; r < R; ++r)
-      hidden |= p[r][j] == 0.0f;
     for (int r = 0; r < R; ++r) {
-      /* A key hidden from a row adds nothing to it, even a NaN or Inf
-       * value (0 * NaN would be NaN). */
       if (hidden && p[r][j] == 0.0f)
         continue;
       vf pj = splat(p[r][j]);
@@ -458,18 +457,28 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
             }
 
             /* acc = acc * alpha + P V. */
+            int hidden = 0;
+            for (int r = 0; r < rows; ++r)
+              for (int64_t j = 0; j < nc; ++j)
+                hidden |= p[r][j] == 0.0f;
             int64_t col = 0;
+            /* Constant `hidden` arguments: two inlined copies. */
             for (; col + NV * VL <= Dv; col += NV * VL)
-              accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col,
-                           NV);
+              if (hidden)
+                accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col,
+                             NV, 1);
+              else
+                accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col,
+                             NV, 0);
             for (; col + VL <= Dv; col += VL)
-              accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col,
-                           1);
+              accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col, 1,
+                           hidden);
             for (; col < Dv; ++col)
               for (int r = 0; r < rows; ++r) {
                 float a = accRows[r][col] * alpha[r];
                 for (int64_t j = 0; j < nc; ++j)
-                  a += p[r][j] * vChunk[j * vStride + col];
+                  if (p[r][j] != 0.0f)
+                    a += p[r][j] * vChunk[j * vStride + col];
                 accRows[r][col] = a;
               }
           }
