@@ -246,16 +246,26 @@ static LogicalResult linkUKernels(llvm::Module &module, Location loc,
   return success();
 }
 
-llvm::Error mlir::attn::checkCPUTarget(const CPUTargetOptions &options) {
+/// This machine's target (x86-64), initialized, and its triple.
+static llvm::Expected<const llvm::Target *> hostTarget(llvm::Triple &triple) {
   llvm::InitializeNativeTarget();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  llvm::InitializeNativeTargetAsmPrinter();
+  triple = llvm::Triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return llvm::createStringError(error);
+  return target;
+}
+
+llvm::Error mlir::attn::checkCPUTarget(const CPUTargetOptions &options) {
+  llvm::Triple triple;
+  llvm::Expected<const llvm::Target *> target = hostTarget(triple);
+  if (!target)
+    return target.takeError();
   std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      target->createMCSubtargetInfo(triple, "", ""));
+      (*target)->createMCSubtargetInfo(triple, "", ""));
   if (options.cpu != "host" && !subtarget->isCPUStringValid(options.cpu))
     return llvm::createStringError("'" + options.cpu +
                                    "' is not a CPU LLVM knows (e.g. host, "
@@ -279,16 +289,12 @@ llvm::Error mlir::attn::checkCPUTarget(const CPUTargetOptions &options) {
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 mlir::attn::createCPUTargetMachine(const CPUTargetOptions &options) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
+  llvm::Triple triple;
+  llvm::Expected<const llvm::Target *> target = hostTarget(triple);
   if (!target)
-    return llvm::createStringError(error);
+    return target.takeError();
   llvm::TargetOptions targetOptions;
-  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+  std::unique_ptr<llvm::TargetMachine> machine((*target)->createTargetMachine(
       triple, resolveHostCPU(options.cpu),
       resolveHostFeatures(options.features), targetOptions, llvm::Reloc::PIC_,
       llvm::CodeModel::Small, llvm::CodeGenOptLevel::Aggressive));
