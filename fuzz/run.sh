@@ -3,7 +3,8 @@
 #   fuzz/run.sh BUILD_DIR SECONDS
 # SECONDS in all: 60 % to attn-opt-fuzzer, 20 % each to attn-spec-fuzzer and
 # attn-abi-fuzzer. Corpora grow in BUILD_DIR/fuzz-corpus (seeded from the
-# tests), a finding's input lands in BUILD_DIR/fuzz-findings. Exit status 0
+# tests; the MLIR fuzzer also splices the tokens of fuzz/mlir.dict), a
+# finding's input lands in BUILD_DIR/fuzz-findings. Exit status 0
 # when no fuzzer found anything, 1 otherwise.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -26,6 +27,7 @@ for entry in opt:60 spec:20 abi:20; do
       "$build/bin/attn-$name-fuzzer" \
       -max_total_time="$time" -timeout=60 -rss_limit_mb=4096 \
       -print_final_stats=1 -artifact_prefix="$findings/$name-" \
+      $( [[ $name == opt ]] && echo "-dict=$here/mlir.dict" ) \
       "$corpus/$name" "$build/fuzz-seeds/$name" \
       > "$build/fuzz-$name.log" 2>&1; then
     echo "fuzz: attn-$name-fuzzer FOUND a problem (see $build/fuzz-$name.log):"

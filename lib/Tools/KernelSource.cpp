@@ -82,6 +82,13 @@ mlir::attn::loadToolKernelSource(MLIRContext *ctx, StringRef toolName,
                                  StringRef file, StringRef specText,
                                  StringRef funcName, int &exitCode) {
   std::optional<AttentionSpec> spec;
+  if (!specText.empty() && !funcName.empty()) {
+    llvm::errs() << toolName
+                 << ": error: --function picks a function of FILE.mlir; a "
+                    "--spec builds its own\n";
+    exitCode = kUsageErrorExitCode;
+    return failure();
+  }
   if (!specText.empty()) {
     llvm::Expected<AttentionSpec> parsed = parseAttentionSpec(specText);
     if (!parsed) {

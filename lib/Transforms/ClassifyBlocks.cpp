@@ -321,6 +321,14 @@ struct ClassifyBlocksPass : attn::impl::ClassifyBlocksBase<ClassifyBlocksPass> {
   using Base::Base;
 
   void runOnOperation() override {
+    if (kvTileSize < 0 || l2CacheSize < 0) {
+      getOperation()->emitError()
+          << "attn-classify-blocks: kv-tile-size and l2-cache-size must be "
+             "non-negative, got "
+          << static_cast<int64_t>(kvTileSize) << " and "
+          << static_cast<int64_t>(l2CacheSize);
+      return signalPassFailure();
+    }
     IRRewriter rewriter(&getContext());
     SmallVector<AttentionOp> ops;
     getOperation()->walk([&](AttentionOp op) { ops.push_back(op); });

@@ -221,11 +221,16 @@ struct TileAttentionPass : attn::impl::TileAttentionBase<TileAttentionPass> {
   void runOnOperation() override {
     AttentionTileSizes sizes{batchTileSize, headTileSize, queryTileSize};
     bool derive = queryTileSize == 0 && l2CacheSize > 0;
-    if (sizes.batch <= 0 || sizes.kvHeads <= 0 ||
-        (sizes.queries <= 0 && !derive)) {
+    if (sizes.batch <= 0 || sizes.kvHeads <= 0 || sizes.queries < 0 ||
+        l2CacheSize < 0 || parallelism <= 0 ||
+        (sizes.queries == 0 && !derive)) {
       getOperation()->emitError()
-          << "attn-tile: tile sizes must be positive (query-tile-size=0 "
-             "needs l2-cache-size)";
+          << "attn-tile: batch-tile-size, head-tile-size, query-tile-size and "
+             "parallelism must be positive, l2-cache-size non-negative "
+             "(query-tile-size=0 needs l2-cache-size), got "
+          << sizes.batch << ", " << sizes.kvHeads << ", " << sizes.queries
+          << ", " << static_cast<int64_t>(parallelism) << ", "
+          << static_cast<int64_t>(l2CacheSize);
       return signalPassFailure();
     }
     IRRewriter rewriter(&getContext());

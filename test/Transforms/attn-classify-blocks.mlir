@@ -1,5 +1,7 @@
 // RUN: attn-opt %s --attn-classify-blocks --canonicalize --cse --split-input-file | FileCheck %s
 // RUN: attn-opt %s --attn-classify-blocks=kv-tile-size=16 --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=GRID
+// RUN: not attn-opt %s --attn-classify-blocks=kv-tile-size=-1 --split-input-file 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// NEGATIVE: error: attn-classify-blocks: kv-tile-size and l2-cache-size must be non-negative, got -1 and 0
 
 // A query tile [q, q + 16) under a window (left 8, right 2) can only see keys
 // [q - 8, q + 18), clamped to [0, Sk): K and V are cut to them and the key

@@ -1,5 +1,6 @@
 // RUN: attn-opt %s --attn-tile="query-tile-size=16" --canonicalize --split-input-file | FileCheck %s
 // RUN: not attn-opt %s --attn-tile="query-tile-size=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: not attn-opt %s --attn-tile="batch-tile-size=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: attn-opt %s --attn-tile="query-tile-size=0 l2-cache-size=1048576" --canonicalize --split-input-file | FileCheck %s --check-prefix=DERIVED
 // RUN: attn-opt %s --attn-tile="query-tile-size=0 l2-cache-size=1048576 parallelism=4" --canonicalize --split-input-file | FileCheck %s --check-prefix=PARALLEL
 
@@ -73,7 +74,8 @@ func.func @ragged_dynamic_heads(%q: tensor<1x40x?x8xf32>, %k: tensor<1x40x?x8xf3
   return %0 : tensor<1x40x?x8xf32>
 }
 
-// BADTILE: error: attn-tile: tile sizes must be positive (query-tile-size=0 needs l2-cache-size)
+// BADTILE: error: attn-tile: batch-tile-size, head-tile-size, query-tile-size and parallelism must be positive, l2-cache-size non-negative (query-tile-size=0 needs l2-cache-size), got 1, 1, 0, 1, 0
+// NEGATIVE: error: attn-tile: {{.+}}, got -1, 1, 64, 1, 0
 
 // -----
 

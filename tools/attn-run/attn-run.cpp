@@ -353,6 +353,10 @@ describeScoresAndMasks(OpTy op, ProblemTemplate &result) {
 static llvm::Error parseDims(StringRef text, int64_t *sizes) {
   SmallVector<StringRef> pairs;
   text.split(pairs, ',', -1, /*KeepEmpty=*/false);
+  if (pairs.empty())
+    return llvm::createStringError("--dims needs NAME=SIZE pairs, got '" +
+                                   text + "'");
+  unsigned given = 0;
   for (StringRef pair : pairs) {
     auto [key, value] = pair.split('=');
     int symbol = llvm::StringSwitch<int>(key.trim())
@@ -372,6 +376,9 @@ static llvm::Error parseDims(StringRef text, int64_t *sizes) {
     if (value.trim().getAsInteger(10, size) || size <= 0)
       return llvm::createStringError(
           "--dims " + key + " must be a positive integer, got '" + value + "'");
+    if (given & (1u << symbol))
+      return llvm::createStringError("--dims gives '" + key.trim() + "' twice");
+    given |= 1u << symbol;
     sizes[symbol] = size;
   }
   return llvm::Error::success();
@@ -700,7 +707,7 @@ int main(int argc, char **argv) {
         1.0 / (spec.sigma * spec.sigma) / spec.temperature.value_or(1.0);
   }
 
-  if (!blockMap.empty())
+  if (blockMap.getNumOccurrences() || !blockMap.empty())
     return drawBlockMap(*source);
   if (!weights.empty() &&
       llvm::none_of(signature->operands,
