@@ -9,20 +9,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
-#include "attn/Transforms/Transforms.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
@@ -62,11 +58,7 @@ static MLIRContext &context() {
   static unsigned uses = 0;
   if (!ctx || ++uses % 1000 == 0) {
     DialectRegistry registry;
-    registry.insert<attn::AttnDialect>();
-    registerAllDialects(registry);
-    registerAllExtensions(registry);
-    registerAllToLLVMIRTranslations(registry);
-    attn::registerTilingInterfaceExternalModels(registry);
+    attn::registerAttnOptDialects(registry);
     ctx = std::make_unique<MLIRContext>(registry);
     ctx->disableMultithreading();
     ctx->printOpOnDiagnostic(false);

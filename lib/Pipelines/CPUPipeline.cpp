@@ -4,8 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Transforms/Passes.h"
+#include "attn/Transforms/Transforms.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -14,7 +16,10 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Threading.h"
@@ -128,6 +133,14 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   target.cpu = options.cpu;
   target.features = options.features;
   pm.addPass(createAttachCPUTarget(target));
+}
+
+void mlir::attn::registerAttnOptDialects(DialectRegistry &registry) {
+  registry.insert<AttnDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  registerAllToLLVMIRTranslations(registry);
+  registerTilingInterfaceExternalModels(registry);
 }
 
 void mlir::attn::registerAttnPipelines() {

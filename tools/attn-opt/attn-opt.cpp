@@ -4,21 +4,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "attn/IR/AttnDialect.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Support/Nesting.h"
 #include "attn/Support/OutputFile.h"
 #include "attn/Transforms/Passes.h"
-#include "attn/Transforms/Transforms.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -33,11 +28,7 @@ int main(int argc, char **argv) {
   attn::registerAttnPipelines();
 
   DialectRegistry registry;
-  registry.insert<attn::AttnDialect>();
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  registerAllToLLVMIRTranslations(registry);
-  attn::registerTilingInterfaceExternalModels(registry);
+  attn::registerAttnOptDialects(registry);
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "attn optimizer driver\n", registry);

@@ -112,6 +112,12 @@ int64_t getL2CacheSize(StringRef cpu);
 /// Registers attn-cpu-pipeline with the global pass registry.
 void registerAttnPipelines();
 
+/// Adds what attn-opt (and its fuzzer) parse and lower: the attn dialect,
+/// every upstream dialect, extension and LLVM IR translation (the pipelines
+/// mix linalg, vector, gpu and the LLVM/NVVM targets), and attn's tiling
+/// interfaces.
+void registerAttnOptDialects(DialectRegistry &registry);
+
 } // namespace mlir::attn
 
 #endif // ATTN_PIPELINES_PIPELINES_H
