@@ -407,7 +407,15 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     the 4 lanes of a row by shuffles), and O += P V with P's fragments taken
     from the score fragments of two adjacent 8-key blocks (FlashAttention-2's
     register reuse). bf16 uses `nvvm.mma.sync` directly (MLIR 22's
-    nvgpu.mma.sync lowering cannot type bf16 operands).
+    nvgpu.mma.sync lowering cannot type bf16 operands). Under a per-row
+    mask (a mask tensor, a structured mask, spans, a mask_mod or a block
+    mask) its products would carry a NaN or Inf of V to the rows of a block
+    that do not see its key (0 x NaN = NaN), so a second kernel follows it
+    over the same 64-row blocks, `@name_exact`: the FMA kernel, behind a
+    vote (an `nvvm.barrier` reduction) over the V of the tensor cores' key
+    tiles the block sees partly. A block that finds no NaN or Inf there
+    returns at once; the others redo their rows, selecting as the CPU
+    kernels do.
 
     A kernel function `(q, k, v, out)` of one `attn.linear_attention` becomes
     one block of 128 threads per (query head, batch entry) (a grid of
@@ -436,6 +444,7 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect",

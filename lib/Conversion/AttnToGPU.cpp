@@ -22,7 +22,10 @@
 // block are never loaded, key tiles the structured mask or a mask_mod's
 // bounds prove hidden are skipped, and tiles every row sees whole run
 // without per-score masks. Gaussian and additive similarities run the FMA
-// kernel only; the log-sum-exp output is written by both.
+// kernel only; the log-sum-exp output is written by both. Under a per-row
+// mask the tensor cores multiply whole V tiles, so a NaN or Inf of V would
+// reach rows that do not see its key (0 x NaN): an exact FMA kernel follows
+// them and redoes the blocks whose V holds one in a tile they see partly.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +38,7 @@
 #include "attn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -67,6 +71,10 @@ struct KernelShape {
   int64_t kvTile;        // keys per shared-memory tile
   int64_t headDim, valueDim;
   bool mma = false; // tensor cores: 4 warps of 16 rows
+  /// The exact FMA kernel behind a tensor-core kernel of `redoTile`-key
+  /// tiles under a per-row mask: it redoes only the blocks whose V holds
+  /// NaN or Inf in a tile they see partly (see scanPartialValues).
+  int64_t redoTile = 0;
   int64_t threads() const { return mma ? 128 : blockRows * threadsPerRow; }
   int64_t headSlice() const { return headDim / threadsPerRow; }
   int64_t valueSlice() const { return valueDim / threadsPerRow; }
@@ -90,6 +98,8 @@ public:
       buildMma(kernel);
     else
       buildFma(kernel);
+    if (redoCheck)
+      returnUnlessRedone(kernel);
   }
 
 private:
@@ -172,6 +182,28 @@ private:
   /// type.
   Value mmaSync(Value a, Value bFrag, Value c);
 
+  /// `tiles` 8x8 matrices of a shared f16/bf16 `tile` by ldmatrix, from
+  /// this lane's address (row, col), as vector<tiles x 2>.
+  Value ldmatrix(Value tile, Value row, Value col, int64_t tiles,
+                 bool transpose);
+  /// The B fragment (2 registers) `which` (0 or 1) of an x4 ldmatrix.
+  Value fragmentPair(Value fragments, int64_t which);
+  /// acc[n] += probFrag x tile[16 ks, 16 ks + 16) x [8 (first + n), + 8):
+  /// one 16-key step of O += P V over the output fragments `acc`, starting
+  /// at fragment `first`, B fragments by ldmatrix.trans (two 8-wide steps
+  /// per x4 load).
+  void multiplyValueTile(Value tile, Value probFrag, int64_t ks,
+                         MutableArrayRef<Value> acc, int64_t first);
+  /// Whether V holds NaN or Inf in a key tile of the tensor-core kernel
+  /// (`shape.redoTile` keys) the block sees partly: there its products would
+  /// carry them, as 0 x NaN, to rows that do not see their keys. Read from
+  /// global memory, block-uniform (a barrier's vote).
+  Value scanPartialValues(const KernelArgs &args, const BlockKeys &keys,
+                          Value batch, Value head, Value kvHead, Value tid);
+  /// Makes the kernel return at once unless `redoCheck` holds.
+  void returnUnlessRedone(gpu::GPUFuncOp kernel);
+  Value redoCheck;
+
   void buildFma(gpu::GPUFuncOp kernel);
   void buildMma(gpu::GPUFuncOp kernel);
 
@@ -242,6 +274,8 @@ private:
   // Hq and Hkv: constants when static, else the kernel's arguments.
   Value qHeadCount, kvHeadCount;
   Value maskKeyStride, biasKeyStride;
+  // The tensor-core kernel's ldmatrix lane: row l % 8 of matrix l / 8.
+  Value laneRow, laneMatrix;
 };
 } // namespace
 
@@ -712,6 +746,9 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
         arith::MulFOp::create(b, loc, scale, f32(-0.5)).getResult());
 
   BlockKeys keys = blockKeys(args, batch, head, qFirst);
+  // Behind the tensor cores, the block is redone only if they got it wrong.
+  if (shape.redoTile)
+    redoCheck = scanPartialValues(args, keys, batch, head, kvHead, tid);
   Value end = keys.end;
 
   auto accType = VectorType::get({shape.valueSlice()}, b.getF32Type());
@@ -866,6 +903,130 @@ Value KernelBuilder::mmaSync(Value a, Value bFrag, Value c) {
   return vector::FromElementsOp::create(b, loc, c.getType(), results);
 }
 
+Value KernelBuilder::ldmatrix(Value tile, Value row, Value col, int64_t tiles,
+                              bool transpose) {
+  Type element = getElementTypeOrSelf(tile.getType());
+  return nvgpu::LdMatrixOp::create(b, loc, VectorType::get({tiles, 2}, element),
+                                   tile, ValueRange{row, col}, transpose,
+                                   tiles);
+}
+
+Value KernelBuilder::fragmentPair(Value fragments, int64_t which) {
+  Type element = getElementTypeOrSelf(fragments.getType());
+  Value pair = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({2, 2}, element),
+                             b.getFloatAttr(element, 0.0)));
+  for (int64_t row = 0; row < 2; ++row)
+    pair = vector::InsertOp::create(
+        b, loc,
+        vector::ExtractOp::create(b, loc, fragments,
+                                  ArrayRef<int64_t>{2 * which + row}),
+        pair, ArrayRef<int64_t>{row});
+  return pair;
+}
+
+void KernelBuilder::multiplyValueTile(Value tile, Value probFrag, int64_t ks,
+                                      MutableArrayRef<Value> acc,
+                                      int64_t first) {
+  int64_t end = first + acc.size();
+  Value keyHalf = mul(rem(laneMatrix, index(2)), index(8));
+  Value key = m.add(m.add(laneRow, keyHalf), index(ks * 16));
+  for (int64_t nv = first; nv < end; nv += 2) {
+    Value &out = acc[nv - first];
+    if (nv + 1 < end) {
+      Value col =
+          m.add(mul(div(laneMatrix, index(2)), index(8)), index(nv * 8));
+      Value both = ldmatrix(tile, key, col, 4, /*transpose=*/true);
+      out = mmaSync(probFrag, fragmentPair(both, 0), out);
+      acc[nv + 1 - first] =
+          mmaSync(probFrag, fragmentPair(both, 1), acc[nv + 1 - first]);
+      continue;
+    }
+    out = mmaSync(probFrag, ldmatrix(tile, key, index(nv * 8), 2, true), out);
+  }
+}
+
+/// A value of `element` (f16 or bf16) is not finite when its exponent bits
+/// are all set.
+static int64_t exponentBits(Type element) {
+  return element.isF16() ? 0x7C00 : 0x7F80;
+}
+
+Value KernelBuilder::scanPartialValues(const KernelArgs &args,
+                                       const BlockKeys &keys, Value batch,
+                                       Value head, Value kvHead, Value tid) {
+  Type element = getElementTypeOrSelf(args.v.getType());
+  Type i16 = b.getI16Type(), i32 = b.getI32Type();
+  int64_t dv = shape.valueDim, tile = shape.redoTile;
+  int64_t chunks = tile * dv / 8, threads = shape.threads();
+  auto bitsType = VectorType::get({8}, i16);
+  Value magnitude = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(bitsType, b.getI16IntegerAttr(0x7FFF)));
+  Value exponent = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(bitsType,
+                             b.getI16IntegerAttr(exponentBits(element))));
+  // This thread's share of each partial tile: chunks of 8 values of a key.
+  auto partial = [&](Value tileStart, ValueRange state,
+                     bool whole) -> SmallVector<Value> {
+    if (whole)
+      return SmallVector<Value>(state);
+    auto scan = scf::ForOp::create(
+        b, loc, tid, index(chunks), index(threads), state,
+        [&](OpBuilder &lb, Location, Value e, ValueRange found) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Value key = m.add(tileStart, div(e, index(dv / 8)));
+          auto seen = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()},
+                                        m.slt(key, keys.end),
+                                        /*withElseRegion=*/true);
+          b.setInsertionPointToStart(&seen.getThenRegion().front());
+          Value at =
+              m.add(rowOffset(batch, kvHead, key, kvHeadCount, args.sk, dv),
+                    mul(rem(e, index(dv / 8)), index(8)));
+          Value chunk = vector::LoadOp::create(
+              b, loc, VectorType::get({8}, element), args.v, at);
+          Value bits = vector::BitCastOp::create(b, loc, bitsType, chunk);
+          Value special = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::uge,
+              arith::AndIOp::create(b, loc, bits, magnitude), exponent);
+          scf::YieldOp::create(
+              b, loc,
+              ValueRange{arith::OrIOp::create(
+                  b, loc, found.front(),
+                  vector::ReductionOp::create(b, loc, vector::CombiningKind::OR,
+                                              special))});
+          b.setInsertionPointToStart(&seen.getElseRegion().front());
+          scf::YieldOp::create(b, loc, found);
+          b.setInsertionPointAfter(seen);
+          scf::YieldOp::create(b, loc, seen.getResults());
+        });
+    return SmallVector<Value>(scan.getResults());
+  };
+  scf::ForOp tiles = tileLoop(keys, tile, ValueRange{m.constantBool(false)},
+                              batch, head, partial);
+  Value votes = NVVM::BarrierOp::create(
+                    b, loc, i32, Value(), Value(),
+                    NVVM::BarrierReductionAttr::get(b.getContext(),
+                                                    NVVM::BarrierReduction::OR),
+                    arith::ExtUIOp::create(b, loc, i32, tiles.getResult(0)))
+                    .getRes();
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, votes,
+                               arith::ConstantIntOp::create(b, loc, i32, 0));
+}
+
+void KernelBuilder::returnUnlessRedone(gpu::GPUFuncOp kernel) {
+  Operation *check = redoCheck.getDefiningOp();
+  Block *entry = check->getBlock();
+  Block *compute = entry->splitBlock(std::next(Block::iterator(check)));
+  Block *done = b.createBlock(&kernel.getBody());
+  gpu::ReturnOp::create(b, loc);
+  b.setInsertionPointToEnd(entry);
+  cf::CondBranchOp::create(b, loc, redoCheck, compute, ValueRange(), done,
+                           ValueRange());
+}
+
 void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   // Warp w of the block computes query rows [16 w, 16 w + 16) of its block
   // with mma.sync m16n8k16 (f16 in, f32 accumulators). In every fragment,
@@ -954,27 +1115,8 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
     gpu::BarrierOp::create(b, loc);
   };
   // ldmatrix addresses: lane l names row l % 8 of matrix l / 8.
-  Value laneRow = rem(lane, index(8)), laneMatrix = div(lane, index(8));
-  auto ldmatrix = [&](Value tile, Value row, Value col, int64_t tiles,
-                      bool transpose) {
-    return nvgpu::LdMatrixOp::create(b, loc,
-                                     VectorType::get({tiles, 2}, element), tile,
-                                     ValueRange{row, col}, transpose, tiles);
-  };
-  // The B fragments (2 registers) held by an x4 load.
-  auto fragmentPair = [&](Value fragments, int64_t which) {
-    Value pair = arith::ConstantOp::create(
-        b, loc,
-        DenseElementsAttr::get(VectorType::get({2, 2}, element),
-                               b.getFloatAttr(element, 0.0)));
-    for (int64_t row = 0; row < 2; ++row)
-      pair = vector::InsertOp::create(
-          b, loc,
-          vector::ExtractOp::create(b, loc, fragments,
-                                    ArrayRef<int64_t>{2 * which + row}),
-          pair, ArrayRef<int64_t>{row});
-    return pair;
-  };
+  laneRow = rem(lane, index(8));
+  laneMatrix = div(lane, index(8));
 
   fetchKeys(keys.begin);
   auto tiles = tileLoop(
@@ -1058,13 +1200,14 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
 
         // Rescale the output rows, then O += P V: P's fragments are the
         // score fragments of 2 adjacent key blocks, B[k][n] = V[key k][n],
-        // transposed out of V's rows by ldmatrix.trans, two 8-wide steps of
-        // Dv per x4 load.
+        // transposed out of V's rows by ldmatrix.trans.
         Value alphas = vector::FromElementsOp::create(
             b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+        MutableArrayRef<Value> outFrags =
+            MutableArrayRef<Value>(next).drop_front(4);
         for (int64_t nv = 0; nv < dv / 8; ++nv)
-          next[4 + nv] = arith::MulFOp::create(b, loc, state[4 + nv], alphas);
-        Value keyHalf = mul(rem(laneMatrix, index(2)), index(8));
+          outFrags[nv] = arith::MulFOp::create(b, loc, state[4 + nv], alphas);
+        SmallVector<Value> probFrags;
         for (int64_t ks = 0; ks < bc / 16; ++ks) {
           SmallVector<Value> parts;
           for (int64_t half = 0; half < 2; ++half)
@@ -1072,24 +1215,11 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
               for (int64_t c = 0; c < 2; ++c)
                 parts.push_back(arith::TruncFOp::create(
                     b, loc, element, probs[(2 * ks + half) * 4 + r * 2 + c]));
-          Value probFrag = vector::FromElementsOp::create(b, loc, fragA, parts);
-          Value key = m.add(m.add(laneRow, keyHalf), index(ks * 16));
-          for (int64_t nv = 0; nv < dv / 8; nv += 2) {
-            if (nv + 1 < dv / 8) {
-              Value col = m.add(mul(div(laneMatrix, index(2)), index(8)),
-                                index(nv * 8));
-              Value both =
-                  ldmatrix(args.valueTile, key, col, 4, /*transpose=*/true);
-              for (int64_t which = 0; which < 2; ++which)
-                next[4 + nv + which] = mmaSync(
-                    probFrag, fragmentPair(both, which), next[4 + nv + which]);
-              continue;
-            }
-            next[4 + nv] = mmaSync(
-                probFrag, ldmatrix(args.valueTile, key, index(nv * 8), 2, true),
-                next[4 + nv]);
-          }
+          probFrags.push_back(
+              vector::FromElementsOp::create(b, loc, fragA, parts));
         }
+        for (int64_t ks = 0; ks < bc / 16; ++ks)
+          multiplyValueTile(args.valueTile, probFrags[ks], ks, outFrags, 0);
         return next;
       },
       [&](Value tileStart) { fetchKeys(m.add(tileStart, index(bc))); });
@@ -1213,6 +1343,14 @@ static bool fitsTensorCores(AttentionOp op, int64_t d, int64_t dv) {
   return d % 16 == 0 && dv % 8 == 0 && d <= 128 && dv <= 128;
 }
 
+/// Whether a row of a block may not see a key another row sees: under a
+/// mask tensor, a structured mask, spans, a mask_mod or a block mask (kv_lens
+/// and Sk hide keys from every row alike).
+static bool hidesKeysPerRow(AttentionOp op) {
+  return op.getMask() || op.getStructuredMaskAttr() || op.getSpans() ||
+         !op.getMaskMod().empty() || op.getBlockMask();
+}
+
 static FailureOr<KernelShape> chooseShape(AttentionOp op, int64_t blockRows,
                                           int64_t kvTile, bool mma) {
   int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
@@ -1264,16 +1402,23 @@ static Value flattenForKernel(OpBuilder &b, Location loc, Value memref) {
       flat);
 }
 
+namespace {
+/// A kernel a host function launches, in blocks of `threads`, checking K
+/// and V are aligned to `kvAlignment` bytes.
+struct KernelLaunch {
+  gpu::GPUFuncOp kernel;
+  int64_t threads, kvAlignment;
+};
+} // namespace
+
 /// Replaces `func` by a host function on memrefs that flattens its
-/// arguments and launches `kernel` over (ceil(Sq / blockRows), Hq, B) blocks
-/// of `threads` threads with them, then B, Sq, Sk, Hq and Hkv.
-static void replaceWithKernelLaunch(func::FuncOp func, gpu::GPUFuncOp kernel,
-                                    Layout layout, int64_t blockRows,
-                                    int64_t threads, int64_t kvAlignment) {
+/// arguments and launches each kernel in turn over (ceil(Sq / blockRows),
+/// Hq, B) blocks with them, then B, Sq, Sk, Hq and Hkv.
+static void replaceWithKernelLaunches(func::FuncOp func,
+                                      ArrayRef<KernelLaunch> launches,
+                                      Layout layout, int64_t blockRows) {
   OpBuilder b(func.getContext());
   Location loc = func.getLoc();
-  // What a launcher needs: grid (ceil(Sq / block_rows), Hq, B).
-  kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
 
   // The host function, on memrefs: flatten and launch.
   SmallVector<Type> hostTypes;
@@ -1294,48 +1439,58 @@ static void replaceWithKernelLaunch(func::FuncOp func, gpu::GPUFuncOp kernel,
     return memref::DimOp::create(b, loc, memref, d);
   };
   Value q = entry->getArgument(0), k = entry->getArgument(1);
+  IndexMath m{b, loc};
   Value batchCount = dim(q, 0), sq = dim(q, getSeqDimPos(layout)),
         sk = dim(k, getSeqDimPos(layout));
   Value heads = dim(q, getHeadDimPos(layout));
   operands.append({batchCount, sq, sk, heads, dim(k, getHeadDimPos(layout))});
-  IndexMath m{b, loc};
-  Value rows = m.constant(blockRows);
-  Value queryBlocks = arith::CeilDivUIOp::create(b, loc, sq, rows);
-  auto launch = gpu::LaunchFuncOp::create(
-      b, loc, kernel, gpu::KernelDim3{queryBlocks, heads, batchCount},
-      gpu::KernelDim3{m.constant(threads), m.constant(1), m.constant(1)},
-      /*dynamicSharedMemorySize=*/Value(), operands);
-  launch->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
-  // What the launcher checks of K and V before the kernel copies them.
-  launch->setAttr("attn.kv_alignment", b.getI64IntegerAttr(kvAlignment));
+  Value queryBlocks =
+      arith::CeilDivUIOp::create(b, loc, sq, m.constant(blockRows));
+  for (const KernelLaunch &launch : launches) {
+    // What a launcher needs: grid (ceil(Sq / block_rows), Hq, B).
+    launch.kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
+    auto launchOp = gpu::LaunchFuncOp::create(
+        b, loc, launch.kernel, gpu::KernelDim3{queryBlocks, heads, batchCount},
+        gpu::KernelDim3{m.constant(launch.threads), m.constant(1),
+                        m.constant(1)},
+        /*dynamicSharedMemorySize=*/Value(), operands);
+    launchOp->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
+    // What the launcher checks of K and V before the kernel copies them.
+    launchOp->setAttr("attn.kv_alignment",
+                      b.getI64IntegerAttr(launch.kvAlignment));
+  }
   func::ReturnOp::create(b, loc);
   b.setInsertionPoint(func);
   b.insert(host);
   func.erase();
 }
 
-/// A gpu.func named after `func` in a new gpu.module `<name>_kernels`: each
-/// tensor argument of `func` flattened to a 1-D memref, then B, Sq, Sk, Hq
-/// and Hkv; `workgroup` buffers in shared memory; `threads` per block.
-static gpu::GPUFuncOp createKernel(func::FuncOp func, TypeRange workgroup,
+/// A gpu.func `name` in `module` (if null, a new gpu.module named after
+/// `func`, `<func>_kernels`): each tensor argument of `func` flattened to a
+/// 1-D memref, then B, Sq, Sk, Hq and Hkv; `workgroup` buffers in shared
+/// memory; `threads` per block.
+static gpu::GPUFuncOp createKernel(func::FuncOp func, StringRef name,
+                                   gpu::GPUModuleOp module, TypeRange workgroup,
                                    int64_t threads) {
   MLIRContext *ctx = func.getContext();
   OpBuilder b(ctx);
   Location loc = func.getLoc();
-  auto module = func->getParentOfType<ModuleOp>();
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  UnitAttr::get(ctx));
   SmallVector<Type> argTypes;
   for (Type type : func.getArgumentTypes())
     argTypes.push_back(
         MemRefType::get({ShapedType::kDynamic}, getElementTypeOrSelf(type)));
   argTypes.append(5, b.getIndexType());
+  if (!module) {
+    auto parent = func->getParentOfType<ModuleOp>();
+    parent->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    b.setInsertionPointToEnd(parent.getBody());
+    module = gpu::GPUModuleOp::create(b, loc,
+                                      (func.getSymName() + "_kernels").str());
+  }
   b.setInsertionPointToEnd(module.getBody());
-  auto gpuModule =
-      gpu::GPUModuleOp::create(b, loc, (func.getSymName() + "_kernels").str());
-  b.setInsertionPointToStart(gpuModule.getBody());
   auto kernel = gpu::GPUFuncOp::create(
-      b, loc, func.getSymName(), b.getFunctionType(argTypes, {}), workgroup);
+      b, loc, name, b.getFunctionType(argTypes, {}), workgroup);
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
@@ -1555,13 +1710,13 @@ static LogicalResult convertLinearAttentionToGPU(func::FuncOp func,
             ctx, gpu::GPUDialect::getWorkgroupAddressSpace()));
   };
   gpu::GPUFuncOp kernel =
-      createKernel(func, TypeRange{shared(d * dv), shared(d)}, kLinearThreads);
+      createKernel(func, func.getSymName(), gpu::GPUModuleOp(),
+                   TypeRange{shared(d * dv), shared(d)}, kLinearThreads);
   OpBuilder b(ctx);
   LinearKernelBuilder(b, func.getLoc(), op).build(kernel);
   // One block per (head, batch entry): block rows past any sequence.
-  replaceWithKernelLaunch(func, kernel, op.getLayout(),
-                          /*blockRows=*/int64_t(1) << 40, kLinearThreads,
-                          /*kvAlignment=*/1);
+  replaceWithKernelLaunches(func, {{kernel, kLinearThreads, 1}}, op.getLayout(),
+                            /*blockRows=*/int64_t(1) << 40);
   return success();
 }
 
@@ -1959,26 +2114,44 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
   OpBuilder b(ctx);
   auto sharedSpace = gpu::AddressSpaceAttr::get(
       ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
-  // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
-  Type tileElement =
-      shape.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
-  auto tileType = [&](int64_t dim) {
-    return MemRefType::get({shape.kvTile, dim + shape.rowPadding()},
-                           tileElement, MemRefLayoutAttrInterface(),
-                           sharedSpace);
+  // The kernel of `of`, named `name`, in `module` (a new one if null).
+  auto buildKernel = [&](const KernelShape &of, StringRef name,
+                         gpu::GPUModuleOp module) -> KernelLaunch {
+    // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
+    Type tileElement =
+        of.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
+    auto tileType = [&](int64_t dim) -> Type {
+      return MemRefType::get({of.kvTile, dim + of.rowPadding()}, tileElement,
+                             MemRefLayoutAttrInterface(), sharedSpace);
+    };
+    gpu::GPUFuncOp kernel = createKernel(
+        func, name, module, {tileType(of.headDim), tileType(of.valueDim)},
+        of.threads());
+    // cp.async and ldmatrix move 16 bytes at a time.
+    if (of.mma)
+      for (unsigned tile = 0; tile < 2; ++tile)
+        kernel.setWorkgroupAttributionAttr(
+            tile, LLVM::LLVMDialect::getAlignAttrName(),
+            b.getI64IntegerAttr(16));
+    KernelBuilder(b, loc, op, of).build(kernel);
+    // K and V of the tensor cores' kernel are copied 16 bytes at a time.
+    return {kernel, of.threads(), of.mma ? 16 : 1};
   };
-  gpu::GPUFuncOp kernel = createKernel(
-      func, TypeRange{tileType(shape.headDim), tileType(shape.valueDim)},
-      shape.threads());
-  // cp.async and ldmatrix move 16 bytes at a time.
-  if (shape.mma)
-    for (unsigned tile = 0; tile < 2; ++tile)
-      kernel.setWorkgroupAttributionAttr(
-          tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
-  KernelBuilder(b, loc, op, shape).build(kernel);
-  // K and V of the tensor cores' kernel are copied 16 bytes at a time.
-  replaceWithKernelLaunch(func, kernel, op.getLayout(), shape.blockRows,
-                          shape.threads(), shape.mma ? 16 : 1);
+  SmallVector<KernelLaunch> launches = {
+      buildKernel(shape, func.getSymName(), gpu::GPUModuleOp())};
+  // Under a per-row mask, an exact FMA kernel over blocks of the same rows
+  // redoes those the tensor cores would get wrong (NaN or Inf in V).
+  if (shape.mma && hidesKeysPerRow(op)) {
+    FailureOr<KernelShape> exact =
+        chooseShape(op, shape.blockRows, kvTile, /*mma=*/false);
+    if (failed(exact))
+      return failure();
+    exact->redoTile = shape.kvTile;
+    launches.push_back(buildKernel(
+        *exact, (func.getSymName() + "_exact").str(),
+        launches.front().kernel->getParentOfType<gpu::GPUModuleOp>()));
+  }
+  replaceWithKernelLaunches(func, launches, op.getLayout(), shape.blockRows);
   return success();
 }
 

@@ -90,6 +90,8 @@
 // MMA-DAG: %[[C128:.+]] = arith.constant 128 : index
 // MMA: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C64]] : index
 // MMA: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C128]], {{.*}}) {{.*}} {attn.block_rows = 64 : i64, attn.kv_alignment = 16 : i64}
+// Under the causal mask the exact FMA kernel follows, over the same blocks.
+// MMA-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%{{.+}}, {{.*}}) {{.*}} {attn.block_rows = 64 : i64, attn.kv_alignment = 1 : i64}
 // MMA: gpu.func @causal({{.*}}) workgroup(%[[KT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // MMA-SAME: attn.block_rows = 64 : i64, known_block_size = array<i32: 128, 1, 1>
 // MMA-COUNT-32: vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<2xf16>
@@ -123,6 +125,20 @@
 // Each row's sum over its 4 lanes, then stored 2 elements at a time.
 // MMA: gpu.shuffle xor
 // MMA: vector.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<?xf16>, vector<2xf16>
+// The exact kernel (64 rows of 4 lanes) first reads V of the tensor cores'
+// 32-key tiles the block sees partly, 8 values at a time (32 x 128 / 8 = 512
+// chunks), and votes; a block that finds no NaN or Inf returns at once.
+// MMA: gpu.func @causal_exact(
+// MMA-SAME: known_block_size = array<i32: 256, 1, 1>
+// MMA: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c32 iter_args(%{{.+}} = %false) -> (i1)
+// MMA: scf.for %{{.+}} = %thread_id_x to %c512 step %c256 iter_args
+// MMA: vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<8xf16>
+// MMA: vector.reduction <or>, %{{.+}} : vector<8xi1> into i1
+// MMA: %[[VOTES:.+]] = nvvm.barrier #nvvm.reduction<or> %{{.+}} -> i32
+// MMA: %[[REDO:.+]] = arith.cmpi ne, %[[VOTES]]
+// MMA-NEXT: cf.cond_br %[[REDO]], ^bb1, ^bb2
+// MMA: ^bb2:
+// MMA-NEXT: gpu.return
 // f32 stays on the FMA path.
 // MMA-LABEL: func.func @regions
 // MMA-NOT: nvgpu.mma.sync

@@ -62,12 +62,14 @@ struct GPULaunch {
 
 /// A compiled kernel: its launches in order, with the scratch buffers they
 /// share. A plain attention is one launch of the gpu.func named after the
-/// kernel, with the kernel's operands.
+/// kernel, with the kernel's operands; on tensor cores under a per-row mask,
+/// a second one, `NAME_exact`, redoes the blocks whose V holds NaN or Inf
+/// where the first would carry it to rows that do not see its key.
 struct GPUKernelBinary {
   std::string ptx, cubin, chip;
   std::vector<GPUScratch> scratch;
   std::vector<GPULaunch> launches;
-  /// The launch that computes the attention.
+  /// The first launch that computes the attention.
   const GPULaunch &attention() const;
 };
 
