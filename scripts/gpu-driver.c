@@ -657,6 +657,7 @@ int main(int argc, char **argv) {
   DLTensor lens_dl;
   int64_t lens_shape[1];
   double *slopes = 0;
+  int hostile = 0;
   /* gpu-driver --visible SPEC: the visible (query, key) pairs, no GPU. */
   if (argc == 3 && !strcmp(argv[1], "--visible") && parse_spec(argv[2], &s)) {
     int64_t i, count = 0;
@@ -666,9 +667,21 @@ int main(int argc, char **argv) {
     printf("visible %lld\n", (long long)count);
     return 0;
   }
+  /* gpu-driver --hostile ...: V of keys Sk / 2 and Sk - 1 is NaN; the rows
+   * that see them must give NaN, the others their finite value. */
+  if (argc == 5 && !strcmp(argv[1], "--hostile")) {
+    hostile = 1;
+    ++argv, --argc;
+  }
   if (argc != 4 || !parse_spec(argv[3], &s)) {
-    fprintf(stderr, "usage: gpu-driver LIBRARY NAME SPEC (got a bad spec)\n");
+    fprintf(stderr, "usage: gpu-driver [--hostile] LIBRARY NAME SPEC (got a "
+                    "bad spec)\n");
     return 2;
+  }
+  if (hostile && (s.mha || s.linear || s.attention_dim)) {
+    /* Their V is a projection, or no softmax weighs it. */
+    printf("%-16s %s: hostile V: not for this kind\n", argv[2], argv[3]);
+    return 0;
   }
   if ((rc = cuInit(0)) != CUDA_SUCCESS || cuDeviceGet(&device, 0) ||
       cuDevicePrimaryCtxRetain(&context, device) || cuCtxSetCurrent(context)) {
@@ -722,6 +735,20 @@ int main(int argc, char **argv) {
   if (!rc) {
     fprintf(stderr, "gpu-driver: out of host or device memory\n");
     return 2;
+  }
+  if (hostile) {
+    int64_t bytes = s.dtype == F32 ? 4 : 2, keys[2] = {s.sk / 2, s.sk - 1};
+    uint32_t nan_bits;
+    round_to(s.dtype, NAN, &nan_bits);
+    for (b = 0; b < s.b; ++b)
+      for (h = 0; h < s.hkv; ++h)
+        for (j = 0; j < 2; ++j)
+          for (x = 0; x < s.dv; ++x) {
+            int64_t e = at(&s, b, h, keys[j], x, s.hkv, s.sk, s.dv);
+            v.host[e] = NAN;
+            if (cuMemcpyHtoD(v.device + e * bytes, &nan_bits, bytes))
+              return 2;
+          }
   }
   if (s.lse) {
     /* [B, Hq, Sq] f32 in every layout: a [B, Hq, Sq, 1] tensor's first three
@@ -950,6 +977,9 @@ int main(int argc, char **argv) {
             acc[x] = 0;
           for (j = 0; j < s.sk && m > -INFINITY; ++j) {
             double p = exp(scores[j] - m);
+            /* A key of weight 0 adds nothing, even a NaN value. */
+            if (p == 0)
+              continue;
             sum += p;
             for (x = 0; x < s.dv; ++x)
               acc[x] += p * vh[at(&view, b, hk, j, x, s.hkv, s.sk, s.dv)];
@@ -974,7 +1004,9 @@ int main(int argc, char **argv) {
             double want = sum > 0 ? acc[x] / sum : 0;
             double got = from_bits(
                 s.dtype, result + at(&s, b, h, i, x, s.hq, s.sq, s.dv) * bytes);
-            double err = fabs(got - want);
+            /* A NaN expected (a row that sees a hostile key) must be NaN. */
+            double err =
+                isnan(want) ? (isnan(got) ? 0 : INFINITY) : fabs(got - want);
             if (isnan(err))
               saw_nan = 1;
             else if (err > max_err)
@@ -1010,8 +1042,9 @@ int main(int argc, char **argv) {
   if (s.mha && largest > 1)
     tolerance *= largest;
   rc = !saw_nan && max_err <= tolerance ? 0 : 1;
-  printf("%-16s %s: max abs error %.3e%s on %lld rows (tolerance %.2g) %s\n",
-         argv[2], argv[3], max_err, saw_nan ? " and NaN" : "", (long long)nrows,
-         tolerance, rc ? "FAILED" : "ok");
+  printf("%-16s %s: %smax abs error %.3e%s on %lld rows (tolerance %.2g) %s\n",
+         argv[2], argv[3], hostile ? "hostile V: " : "", max_err,
+         saw_nan ? " and NaN" : "", (long long)nrows, tolerance,
+         rc ? "FAILED" : "ok");
   return rc;
 }
