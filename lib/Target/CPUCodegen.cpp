@@ -246,51 +246,14 @@ static LogicalResult linkUKernels(llvm::Module &module, Location loc,
   return success();
 }
 
-/// This machine's target (x86-64), initialized, and its triple.
-static llvm::Expected<const llvm::Target *> hostTarget(llvm::Triple &triple) {
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  triple = llvm::Triple(llvm::sys::getDefaultTargetTriple());
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return llvm::createStringError(error);
-  return target;
-}
-
 llvm::Error mlir::attn::checkCPUTarget(const CPUTargetOptions &options) {
-  llvm::Triple triple;
-  llvm::Expected<const llvm::Target *> target = hostTarget(triple);
-  if (!target)
-    return target.takeError();
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      (*target)->createMCSubtargetInfo(triple, "", ""));
-  if (options.cpu != "host" && !subtarget->isCPUStringValid(options.cpu))
-    return llvm::createStringError("'" + options.cpu +
-                                   "' is not a CPU LLVM knows (e.g. host, "
-                                   "skylake-avx512, znver4)");
-  if (options.features == "host" || options.features.empty())
-    return llvm::Error::success();
-  SmallVector<StringRef> features;
-  StringRef(options.features).split(features, ',');
-  for (StringRef feature : features) {
-    StringRef name = feature.drop_front();
-    if ((!feature.starts_with("+") && !feature.starts_with("-")) ||
-        !llvm::any_of(
-            subtarget->getAllProcessorFeatures(),
-            [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; }))
-      return llvm::createStringError(
-          "'" + feature +
-          "' is not a feature LLVM knows, as +name or -name (e.g. +avx512f)");
-  }
-  return llvm::Error::success();
+  return checkCPUTarget(options.cpu, options.features);
 }
 
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 mlir::attn::createCPUTargetMachine(const CPUTargetOptions &options) {
   llvm::Triple triple;
-  llvm::Expected<const llvm::Target *> target = hostTarget(triple);
+  llvm::Expected<const llvm::Target *> target = getHostTarget(triple);
   if (!target)
     return target.takeError();
   llvm::TargetOptions targetOptions;

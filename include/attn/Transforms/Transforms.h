@@ -14,6 +14,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/Error.h"
+
+namespace llvm {
+class Target;
+class Triple;
+} // namespace llvm
 
 namespace mlir::attn {
 
@@ -124,6 +130,14 @@ std::string resolveHostCPU(StringRef cpu);
 /// `features`, or this machine's CPU features ("+avx2,-avx512f,...") when
 /// `features` is "host".
 std::string resolveHostFeatures(StringRef features);
+
+/// This machine's target (x86-64), initialized, and its triple.
+llvm::Expected<const llvm::Target *> getHostTarget(llvm::Triple &triple);
+
+/// Checks a CPU target: `cpu` is `host` or a CPU LLVM's x86 backend knows,
+/// and `features` is `host` or a comma-separated list of +name/-name
+/// features it knows (LLVM would only warn and ignore them).
+llvm::Error checkCPUTarget(StringRef cpu, StringRef features);
 
 } // namespace mlir::attn
 
