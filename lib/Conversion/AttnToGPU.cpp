@@ -485,6 +485,14 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
   if (!maskMod.empty())
     visible = m.both(visible, inlineRegion(b, maskMod, {batch, head, i, j}));
   if (args.blockMask) {
+    // kv_lens ends the key loop (blockKeys) except under a block mask, whose
+    // full blocks show keys past it: its partial blocks test it here.
+    if (args.lens)
+      visible = m.both(
+          visible,
+          m.slt(j, arith::IndexCastOp::create(
+                       b, loc, b.getIndexType(),
+                       memref::LoadOp::create(b, loc, args.lens, batch))));
     Value c = blockClass(batch, head, i, j);
     Value partial = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::eq, c,
@@ -537,7 +545,7 @@ Value KernelBuilder::tileHidden(Value batch, Value head, Value qFirst,
   noneFull = arith::XOrIOp::create(b, loc, classAtLeast(greatest, 2), noneFull);
   Value empty = arith::XOrIOp::create(b, loc, classAtLeast(greatest, 1),
                                       m.constantBool(true));
-  return either(empty, hidden ? m.both(noneFull, hidden) : Value());
+  return hidden ? either(empty, m.both(noneFull, hidden)) : empty;
 }
 
 Value KernelBuilder::blockClass(Value batch, Value head, Value i, Value j) {
