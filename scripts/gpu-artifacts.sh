@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Compiles the kernels of gpu-specs.txt for a GPU machine without MLIR:
 #   scripts/gpu-artifacts.sh OUTDIR [SPECS] [CHIP]
+# ATTN_COMPILE_FLAGS adds attn-compile flags to every kernel (e.g.
+# --embed=ptx, for the CUDA emulator of lib/Emulator).
 # OUTDIR gets, per kernel, NAME.cubin, NAME.h and NAME_launch.c, plus
 # specs.txt, the C test driver gpu-driver.c, gpu-check.sh, gpu-check.py and
 # dlpack/dlpack.h. Copy OUTDIR over and run `bash gpu-check.sh` there.
@@ -71,7 +73,7 @@ while read -r name spec flags; do
   rewrite_blocks "$spec"
   # shellcheck disable=SC2086 # FLAGS are words
   "$compile" --target nvptx --chip "$chip" --spec "$compile_spec" \
-    --name "$name" $flags -o "$out/$name.d"
+    --name "$name" $flags ${ATTN_COMPILE_FLAGS:-} -o "$out/$name.d"
   mv "$out/$name.d/$name.cubin" "$out/$name.d/$name.h" \
     "$out/$name.d/${name}_launch.c" "$out/"
   rm -rf "$out/$name.d"

@@ -88,6 +88,13 @@ if config.attn_ptxas:
     config.substitutions.append(("%ptxas", config.attn_ptxas))
     config.substitutions.append(("%cuda_toolkit", config.attn_cuda_toolkit))
 
+    # The CUDA emulator (lib/Emulator), built with the toolkit: libcuda.so.1
+    # running PTX on the CPU, for the launchers' end-to-end tests here.
+    config.available_features.add("cuda-emulator")
+    config.substitutions.append(
+        ("%cuda_emulator_dir", os.path.join(config.attn_obj_root, "lib", "cuda-emulator"))
+    )
+
 # A GPU found at configure time: `cuda` runs kernels on it (Integration/GPU).
 if config.attn_ptxas and config.attn_cuda_chip:
     config.available_features.add("cuda")

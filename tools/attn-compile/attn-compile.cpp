@@ -4,8 +4,9 @@
 //
 // attn-compile (FILE.mlir | --spec SPEC) --target cpu [--name NAME] -o OUTDIR
 // writes OUTDIR/NAME.o, OUTDIR/NAME.h and OUTDIR/manifest.json;
-// --target nvptx [--chip sm_90] writes OUTDIR/NAME.ptx, OUTDIR/NAME.cubin,
-// OUTDIR/NAME.h, OUTDIR/NAME_launch.c and OUTDIR/manifest.json.
+// --target nvptx [--chip sm_90] [--embed cubin|ptx] writes OUTDIR/NAME.ptx,
+// OUTDIR/NAME.cubin, OUTDIR/NAME.h, OUTDIR/NAME_launch.c (embedding the
+// cubin, or the PTX) and OUTDIR/manifest.json.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,12 @@ static cl::opt<std::string> target("target", cl::desc("Target: cpu or nvptx"),
 static cl::opt<std::string>
     chip("chip", cl::desc("NVIDIA architecture for --target nvptx"),
          cl::init("sm_90"));
+static cl::opt<std::string>
+    embed("embed",
+          cl::desc("What NAME_launch.c embeds for --target nvptx: cubin (the "
+                   "default), or ptx (compiled by the driver for the GPU it "
+                   "loads on; the CUDA emulator runs it on the CPU)"),
+          cl::init("cubin"));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit",
                 cl::desc("CUDA toolkit directory for --target nvptx (default: "
@@ -172,6 +179,7 @@ static int compileForGPU(const KernelSource &source,
       {"cubin", kernelName + ".cubin"},
       {"header", kernelName + ".h"},
       {"launcher", kernelName + "_launch.c"},
+      {"embeds", embed.getValue()},
       {"abi", "dlpack"},
       {"link_flags", llvm::json::Array{"-lcuda", "-lpthread"}},
       {"kernel", kernelName.getValue()},
@@ -195,7 +203,9 @@ static int compileForGPU(const KernelSource &source,
                                          source.description,
                                      KernelDevice::CUDA))) ||
       failedTo(writeFile((base + "_launch.c").str(),
-                         emitCUDALauncher(signature, kernelName, *binary))) ||
+                         emitCUDALauncher(signature, kernelName, *binary,
+                                          embed == "ptx" ? GPUImage::PTX
+                                                         : GPUImage::Cubin))) ||
       failedTo(writeFile(manifestPath, manifestText)))
     return 1;
   return 0;
@@ -210,6 +220,11 @@ int main(int argc, char **argv) {
   if (target != "cpu" && target != "nvptx")
     return usageError("unknown --target '" + target +
                       "' (expected cpu or nvptx)");
+  if (embed != "cubin" && embed != "ptx")
+    return usageError("unknown --embed '" + embed +
+                      "' (expected cubin or ptx)");
+  if (embed.getNumOccurrences() && target != "nvptx")
+    return usageError("--embed is for --target nvptx");
   if (target == "nvptx")
     if (llvm::Error error = checkGPUTarget(flags.gpuOptions(chip, cudaToolkit)))
       return usageError("--target nvptx: " + llvm::toString(std::move(error)));

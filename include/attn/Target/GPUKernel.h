@@ -85,12 +85,18 @@ FailureOr<GPUKernelBinary> compileGPUKernel(func::FuncOp func, StringRef name,
 
 struct KernelSignature;
 
+/// What a launcher embeds: the cubin (machine code for the chip), or the
+/// PTX, which the driver compiles for whichever GPU loads it (and which the
+/// CPU emulator of lib/Emulator runs).
+enum class GPUImage { Cubin, PTX };
+
 /// The C launcher `name` of `binary` (see NAME.h from emitCHeader with
 /// KernelDevice::CUDA): checks the DLTensors like a CPU kernel (kDLCUDA, one
-/// device), loads the embedded cubin once per CUDA context and queues the
+/// device), loads the embedded `image` once per CUDA context and queues the
 /// kernel on the caller's stream.
 std::string emitCUDALauncher(const KernelSignature &signature, StringRef name,
-                             const GPUKernelBinary &binary);
+                             const GPUKernelBinary &binary,
+                             GPUImage image = GPUImage::Cubin);
 
 } // namespace mlir::attn
 

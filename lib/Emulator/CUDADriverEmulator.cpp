@@ -1,0 +1,388 @@
+//===- CUDADriverEmulator.cpp - libcuda.so.1 on the CPU -------------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// The CUDA driver API entry points attn's launchers, gpu-driver and
+// `attn-run --target gpu` call, implemented on the CPU: one emulated device
+// (reported as sm_90), device memory in host memory, modules loaded from PTX
+// text and launches run by the PTX interpreter, synchronously. A launch that
+// faults prints why on stderr and returns CUDA_ERROR_LAUNCH_FAILED, which
+// then sticks to the context as on a GPU. A cubin cannot be emulated: its
+// load fails with CUDA_ERROR_NO_BINARY_FOR_GPU and a hint.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Emulator/PTX.h"
+
+#include <cuda.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace attn::emulator;
+
+namespace {
+
+struct EmulatedModule {
+  std::unique_ptr<Module> module;
+};
+
+uint64_t allocateDevice(size_t bytes);
+void freeDevice(uint64_t address);
+
+struct State {
+  std::mutex mutex;
+  bool initialized = false;
+  DeviceMemory memory;
+  /// Set by a launch that faulted: every later call fails, as on a GPU.
+  CUresult sticky = CUDA_SUCCESS;
+};
+
+State &state() {
+  static State instance;
+  return instance;
+}
+
+/// The one context, the primary context of device 0.
+int primaryContext;
+thread_local CUcontext current = nullptr;
+
+constexpr CUdevice kDevice = 0;
+constexpr size_t kSharedPerBlock = 48 * 1024;
+
+void report(const char *message) {
+  std::fprintf(stderr, "attn CUDA emulator: %s\n", message);
+}
+
+/// The common checks of every call after cuInit.
+CUresult ready() {
+  State &s = state();
+  if (!s.initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  return s.sticky;
+}
+
+/// Device memory (256-byte aligned, as cudaMalloc's), 0 when out of it.
+uint64_t allocateDevice(size_t bytes) {
+  void *memory = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+  if (!memory)
+    return 0;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().memory.add(reinterpret_cast<uint64_t>(memory), bytes);
+  return reinterpret_cast<uint64_t>(memory);
+}
+
+void freeDevice(uint64_t address) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().memory.remove(address);
+  std::free(reinterpret_cast<void *>(address));
+}
+
+/// A module's .global variable, in device memory.
+uint64_t allocateGlobal(const std::vector<uint8_t> &bytes, uint32_t align) {
+  if (align > 256 || bytes.empty())
+    return 0;
+  uint64_t address = allocateDevice(bytes.size());
+  if (address)
+    std::memcpy(reinterpret_cast<void *>(address), bytes.data(), bytes.size());
+  return address;
+}
+
+} // namespace
+
+extern "C" {
+
+CUresult CUDAAPI cuInit(unsigned int flags) {
+  if (flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().initialized = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
+  if (!text)
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (error) {
+  case CUDA_SUCCESS:
+    *text = "no error";
+    break;
+  case CUDA_ERROR_INVALID_VALUE:
+    *text = "invalid argument";
+    break;
+  case CUDA_ERROR_OUT_OF_MEMORY:
+    *text = "out of memory";
+    break;
+  case CUDA_ERROR_NOT_INITIALIZED:
+    *text = "initialization error";
+    break;
+  case CUDA_ERROR_NO_DEVICE:
+    *text = "no CUDA-capable device is detected";
+    break;
+  case CUDA_ERROR_INVALID_DEVICE:
+    *text = "invalid device ordinal";
+    break;
+  case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    *text = "no kernel image is available for execution on the device "
+            "(the emulator runs PTX, not cubins)";
+    break;
+  case CUDA_ERROR_INVALID_PTX:
+    *text = "a PTX JIT compilation failed";
+    break;
+  case CUDA_ERROR_NOT_FOUND:
+    *text = "named symbol not found";
+    break;
+  case CUDA_ERROR_LAUNCH_FAILED:
+    *text = "unspecified launch failure";
+    break;
+  case CUDA_ERROR_INVALID_HANDLE:
+    *text = "invalid resource handle";
+    break;
+  default:
+    *text = "unknown error";
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char **name) {
+  return cuGetErrorString(error, name);
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int *count) {
+  if (!count)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = ready())
+    return r;
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
+  if (!device)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = ready())
+    return r;
+  if (ordinal != 0)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = kDevice;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetName(char *name, int length, CUdevice device) {
+  if (!name || length <= 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (device != kDevice)
+    return CUDA_ERROR_INVALID_DEVICE;
+  std::snprintf(name, length, "attn CUDA emulator (sm_90, on the CPU)");
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                                      CUdevice device) {
+  if (!value)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (device != kDevice)
+    return CUDA_ERROR_INVALID_DEVICE;
+  switch (attribute) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+    *value = 9;
+    break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+    *value = 0;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+    *value = 1024;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+    *value = static_cast<int>(kSharedPerBlock);
+    break;
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+    *value = 32;
+    break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *value = 1;
+    break;
+  default:
+    *value = 0;
+    break;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
+  if (!context)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = ready())
+    return r;
+  if (device != kDevice)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *context = reinterpret_cast<CUcontext>(&primaryContext);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice device) {
+  return device == kDevice ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext context) {
+  if (context && context != reinterpret_cast<CUcontext>(&primaryContext))
+    return CUDA_ERROR_INVALID_CONTEXT;
+  current = context;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *context) {
+  if (!context)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!state().initialized)
+    return CUDA_ERROR_NOT_INITIALIZED;
+  *context = current;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void) {
+  if (CUresult r = ready())
+    return r;
+  return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
+  if (!pointer || !bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = ready())
+    return r;
+  if (!current)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  *pointer = allocateDevice(bytes);
+  return *pointer ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+CUresult CUDAAPI cuMemFree(CUdeviceptr pointer) {
+  if (CUresult r = ready())
+    return r;
+  if (!state().memory.contains(pointer))
+    return CUDA_ERROR_INVALID_VALUE;
+  freeDevice(pointer);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *pointer, size_t bytes, CUstream) {
+  return cuMemAlloc(pointer, bytes);
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr pointer, CUstream) {
+  return cuMemFree(pointer);
+}
+
+CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr destination, const void *source,
+                              size_t bytes) {
+  if (CUresult r = ready())
+    return r;
+  if (!source || !state().memory.covers(destination, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(reinterpret_cast<void *>(destination), source, bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpyDtoH(void *destination, CUdeviceptr source,
+                              size_t bytes) {
+  if (CUresult r = ready())
+    return r;
+  if (!destination || !state().memory.covers(source, bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::memcpy(destination, reinterpret_cast<const void *>(source), bytes);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
+  if (!module || !image)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = ready())
+    return r;
+  if (!current)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  const char *text = static_cast<const char *>(image);
+  if (std::memcmp(text,
+                  "\x7f"
+                  "ELF",
+                  4) == 0) {
+    report("cuModuleLoadData got a cubin; the emulator runs PTX: compile "
+           "with `attn-compile --embed=ptx`");
+    return CUDA_ERROR_NO_BINARY_FOR_GPU;
+  }
+  std::string error;
+  std::unique_ptr<Module> parsed = parsePTX(text, allocateGlobal, error);
+  if (!parsed) {
+    report(("cannot load the PTX: " + error).c_str());
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  *module = reinterpret_cast<CUmodule>(new EmulatedModule{std::move(parsed)});
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleUnload(CUmodule module) {
+  if (!module)
+    return CUDA_ERROR_INVALID_HANDLE;
+  auto *emulated = reinterpret_cast<EmulatedModule *>(module);
+  for (uint64_t address : emulated->module->globals)
+    freeDevice(address);
+  delete emulated;
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
+                                     const char *name) {
+  if (!function || !module || !name)
+    return CUDA_ERROR_INVALID_VALUE;
+  Module &parsed = *reinterpret_cast<EmulatedModule *>(module)->module;
+  auto it = parsed.kernels.find(name);
+  if (it == parsed.kernels.end())
+    return CUDA_ERROR_NOT_FOUND;
+  *function = reinterpret_cast<CUfunction>(&it->second);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
+                                unsigned gridY, unsigned gridZ, unsigned blockX,
+                                unsigned blockY, unsigned blockZ,
+                                unsigned sharedBytes, CUstream, void **params,
+                                void **extra) {
+  if (CUresult r = ready())
+    return r;
+  if (!current)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (!function)
+    return CUDA_ERROR_INVALID_HANDLE;
+  const Kernel &kernel = *reinterpret_cast<const Kernel *>(function);
+  uint64_t threads = uint64_t(blockX) * blockY * blockZ;
+  if (extra || !gridX || !gridY || !gridZ || !threads || threads > 1024 ||
+      (kernel.maxThreads && threads > kernel.maxThreads) ||
+      kernel.staticShared + sharedBytes > kSharedPerBlock ||
+      (!params && !kernel.parameters.empty()))
+    return CUDA_ERROR_INVALID_VALUE;
+  std::vector<uint8_t> buffer(kernel.parameterBytes);
+  for (size_t i = 0; i < kernel.parameters.size(); ++i) {
+    if (!params[i])
+      return CUDA_ERROR_INVALID_VALUE;
+    std::memcpy(buffer.data() + kernel.parameters[i].offset, params[i],
+                kernel.parameters[i].size);
+  }
+  LaunchShape shape;
+  shape.grid[0] = gridX, shape.grid[1] = gridY, shape.grid[2] = gridZ;
+  shape.block[0] = blockX, shape.block[1] = blockY, shape.block[2] = blockZ;
+  shape.dynamicShared = sharedBytes;
+  std::string fault = runKernel(kernel, shape, buffer, state().memory);
+  if (!fault.empty()) {
+    report(("launch failed: " + fault).c_str());
+    state().sticky = CUDA_ERROR_LAUNCH_FAILED;
+    return CUDA_ERROR_LAUNCH_FAILED;
+  }
+  return CUDA_SUCCESS;
+}
+
+} // extern "C"

@@ -1,0 +1,192 @@
+// REQUIRES: cuda-emulator
+// The CUDA emulator on hand-written PTX, independent of attn's code
+// generation: ldmatrix (x4, x2.trans) and mma.sync m16n8k16 against a naive
+// product (fp32 accumulation of f16 inputs: agreement to 1e-5), then each
+// fault it must stop a launch for, with its message, and the load errors.
+
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: %cc -std=c11 -Wall -Werror -I%cuda_toolkit/include %s -L%cuda_emulator_dir -lcuda -Wl,-rpath,%cuda_emulator_dir -lm -o %t/emulator
+// RUN: %t/emulator mma | FileCheck %s --check-prefix=MMA
+// RUN: %t/emulator oob 2>&1 | FileCheck %s --check-prefix=OOB
+// RUN: %t/emulator misaligned 2>&1 | FileCheck %s --check-prefix=MISALIGNED
+// RUN: %t/emulator race 2>&1 | FileCheck %s --check-prefix=RACE
+// RUN: %t/emulator divergent 2>&1 | FileCheck %s --check-prefix=DIVERGENT
+// RUN: %t/emulator zerodiv 2>&1 | FileCheck %s --check-prefix=ZERODIV
+// RUN: %t/emulator unsupported 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: %t/emulator cubin 2>&1 | FileCheck %s --check-prefix=CUBIN
+
+// MMA: mma: max error {{.*}} ok
+// OOB: launch failed: oob: block (0, 0, 0), thread 0, PTX line {{[0-9]+}}: global store of 4 bytes outside every allocation
+// OOB: oob: launch 719, then cuMemAlloc 719
+// MISALIGNED: thread 0, PTX line {{[0-9]+}}: misaligned global load of 4 bytes
+// RACE: thread 1, PTX line {{[0-9]+}}: shared-memory race: byte 0 read after thread 0 wrote it with no barrier between
+// DIVERGENT: divergent warp: lanes wait at different collectives
+// ZERODIV: integer division by zero
+// UNKNOWN: cannot load the PTX: line 6: unsupported instruction 'tex.1d.v4.f32.s32'
+// UNKNOWN: unsupported: load 218
+// CUBIN: cuModuleLoadData got a cubin; the emulator runs PTX
+// CUBIN: cubin: load 209
+
+#include <cuda.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+// One warp: A (16x16 f16, row-major) and B (16x8 f16, row-major, k by n)
+// staged in shared memory, D = A B (16x8 f32, row-major) from the
+// fragments PTX documents for ldmatrix and mma.m16n8k16.
+static const char *kMmaPTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry mma_tile(.param .u64 pa, .param .u64 pb, .param .u64 "
+    "pd)\n.maxntid 32, 1, 1\n{\n"
+    "  .reg .b32 %r<32>;\n  .reg .b64 %rd<16>;\n"
+    "  .shared .align 16 .b8 sa[512];\n  .shared .align 16 .b8 sb[256];\n"
+    "  ld.param.b64 %rd1, [pa];\n  ld.param.b64 %rd2, [pb];\n"
+    "  ld.param.b64 %rd3, [pd];\n  mov.u32 %r1, %tid.x;\n"
+    // Each lane stages 16 bytes of A and 8 of B.
+    "  mul.wide.u32 %rd4, %r1, 16;\n  add.s64 %rd5, %rd1, %rd4;\n"
+    "  ld.global.v4.b32 {%r2, %r3, %r4, %r5}, [%rd5];\n"
+    "  mov.b64 %rd6, sa;\n  add.s64 %rd7, %rd6, %rd4;\n"
+    "  st.shared.v4.b32 [%rd7], {%r2, %r3, %r4, %r5};\n"
+    "  mul.wide.u32 %rd8, %r1, 8;\n  add.s64 %rd9, %rd2, %rd8;\n"
+    "  ld.global.v2.b32 {%r6, %r7}, [%rd9];\n"
+    "  mov.b64 %rd10, sb;\n  add.s64 %rd11, %rd10, %rd8;\n"
+    "  st.shared.v2.b32 [%rd11], {%r6, %r7};\n  bar.sync 0;\n"
+    // Lane l gives row l % 8 of A's 8x8 matrix l / 8: rows 8 (m % 2) + r,
+    // columns from 8 (m / 2).
+    "  and.b32 %r8, %r1, 7;\n  shr.u32 %r9, %r1, 3;\n  and.b32 %r10, %r9, 1;\n"
+    "  shl.b32 %r10, %r10, 3;\n  add.s32 %r11, %r8, %r10;\n"
+    "  shr.u32 %r12, %r9, 1;\n  shl.b32 %r12, %r12, 4;\n"
+    "  shl.b32 %r13, %r11, 5;\n  add.s32 %r14, %r13, %r12;\n"
+    "  cvt.u64.u32 %rd12, %r14;\n  add.s64 %rd13, %rd6, %rd12;\n"
+    "  ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r15, %r16, %r17, %r18}, "
+    "[%rd13];\n"
+    // Lanes 0..15 give B's rows: transposed, the column-major fragment.
+    "  and.b32 %r19, %r1, 15;\n  shl.b32 %r20, %r19, 4;\n"
+    "  cvt.u64.u32 %rd14, %r20;\n  add.s64 %rd15, %rd10, %rd14;\n"
+    "  ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%r21, %r22}, "
+    "[%rd15];\n"
+    "  mov.b32 %r23, 0f00000000;\n"
+    "  mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%r24, %r25, %r26, "
+    "%r27}, {%r15, %r16, %r17, %r18}, {%r21, %r22}, {%r23, %r23, %r23, "
+    "%r23};\n"
+    // D: c0, c1 at row g = l / 4, columns 2 (l % 4) + 0, 1; c2, c3 8 rows
+    // down.
+    "  shr.u32 %r28, %r1, 2;\n  and.b32 %r29, %r1, 3;\n"
+    "  shl.b32 %r30, %r28, 3;\n  shl.b32 %r31, %r29, 1;\n"
+    "  add.s32 %r30, %r30, %r31;\n  mul.wide.u32 %rd4, %r30, 4;\n"
+    "  add.s64 %rd4, %rd3, %rd4;\n"
+    "  st.global.v2.b32 [%rd4], {%r24, %r25};\n"
+    "  st.global.v2.b32 [%rd4+256], {%r26, %r27};\n  ret;\n}\n";
+
+// Kernels that must fault, one per case (each run in its own process: a
+// fault sticks to the context, as on a GPU).
+static const char *kFaultPTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry oob(.param .u64 p)\n{\n  .reg .b64 %rd<3>;\n"
+    "  .reg .b32 %r<2>;\n  ld.param.b64 %rd1, [p];\n  mov.b32 %r1, 7;\n"
+    "  st.global.b32 [%rd1+4096], %r1;\n  ret;\n}\n"
+    ".visible .entry misaligned(.param .u64 p)\n{\n  .reg .b64 %rd<3>;\n"
+    "  .reg .b32 %r<2>;\n  ld.param.b64 %rd1, [p];\n"
+    "  ld.global.b32 %r1, [%rd1+2];\n  ret;\n}\n"
+    ".visible .entry race(.param .u64 p)\n{\n  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n  .reg .b64 %rd<2>;\n"
+    "  .shared .align 4 .b8 s[128];\n  mov.u32 %r1, %tid.x;\n"
+    "  mov.b64 %rd1, s;\n  setp.ne.s32 %p1, %r1, 0;\n"
+    "  @%p1 bra $L_read;\n  st.shared.b32 [%rd1], %r1;\n"
+    "$L_read:\n  ld.shared.b32 %r2, [%rd1];\n  ret;\n}\n"
+    ".visible .entry divergent(.param .u64 p)\n{\n  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n  mov.u32 %r1, %tid.x;\n"
+    "  setp.lt.u32 %p1, %r1, 16;\n  @%p1 bra $L_low;\n"
+    "  shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;\n  ret;\n"
+    "$L_low:\n  shfl.sync.bfly.b32 %r3, %r1, 2, 31, -1;\n  ret;\n}\n"
+    ".visible .entry zerodiv(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n"
+    "  mov.u32 %r1, %tid.x;\n  div.u32 %r2, 5, %r1;\n  ret;\n}\n";
+
+static const char *kUnsupportedPTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry tex(.param .u64 p)\n{\n"
+    "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [t, {%r1}];\n  ret;\n}\n";
+
+static uint16_t toHalf(float x) {
+  _Float16 h = (_Float16)x;
+  uint16_t bits;
+  memcpy(&bits, &h, 2);
+  return bits;
+}
+
+static int check(CUresult r, const char *what) {
+  if (r != CUDA_SUCCESS)
+    fprintf(stderr, "emulator test: %s failed: %d\n", what, (int)r);
+  return r == CUDA_SUCCESS;
+}
+
+static int runMma(void) {
+  uint16_t a[16 * 16], b[16 * 8];
+  float af[16 * 16], bf[16 * 8], d[16 * 8], error = 0;
+  CUdeviceptr da, db, dd;
+  CUmodule module;
+  CUfunction f;
+  for (int i = 0; i < 16 * 16; ++i) {
+    af[i] = (float)((i * 37 % 23) - 11) / 8;
+    a[i] = toHalf(af[i]);
+  }
+  for (int i = 0; i < 16 * 8; ++i) {
+    bf[i] = (float)((i * 53 % 19) - 9) / 4;
+    b[i] = toHalf(bf[i]);
+  }
+  if (!check(cuModuleLoadData(&module, kMmaPTX), "load") ||
+      !check(cuModuleGetFunction(&f, module, "mma_tile"), "function") ||
+      !check(cuMemAlloc(&da, sizeof a), "alloc") ||
+      !check(cuMemAlloc(&db, sizeof b), "alloc") ||
+      !check(cuMemAlloc(&dd, sizeof d), "alloc") ||
+      !check(cuMemcpyHtoD(da, a, sizeof a), "copy") ||
+      !check(cuMemcpyHtoD(db, b, sizeof b), "copy"))
+    return 1;
+  void *params[] = {&da, &db, &dd};
+  if (!check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0), "launch") ||
+      !check(cuMemcpyDtoH(d, dd, sizeof d), "copy back"))
+    return 1;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 8; ++j) {
+      double sum = 0;
+      for (int k = 0; k < 16; ++k)
+        sum += (double)af[i * 16 + k] * bf[k * 8 + j];
+      error = fmaxf(error, (float)fabs(sum - d[i * 8 + j]));
+    }
+  printf("mma: max error %g %s\n", error, error <= 1e-5 ? "ok" : "FAILED");
+  return error > 1e-5;
+}
+
+int main(int argc, char **argv) {
+  CUdevice device;
+  CUcontext context;
+  CUmodule module;
+  CUfunction f;
+  CUdeviceptr p;
+  const char *name = argc > 1 ? argv[1] : "";
+  if (!check(cuInit(0), "cuInit") || !check(cuDeviceGet(&device, 0), "get") ||
+      !check(cuDevicePrimaryCtxRetain(&context, device), "retain") ||
+      !check(cuCtxSetCurrent(context), "set"))
+    return 1;
+  if (!strcmp(name, "mma"))
+    return runMma();
+  if (!strcmp(name, "unsupported") || !strcmp(name, "cubin")) {
+    static const char cubin[] = "\x7f"
+                                "ELF fake";
+    CUresult r = cuModuleLoadData(
+        &module, !strcmp(name, "cubin") ? cubin : kUnsupportedPTX);
+    printf("%s: load %d\n", name, (int)r);
+    return r == CUDA_SUCCESS;
+  }
+  if (!check(cuModuleLoadData(&module, kFaultPTX), "load") ||
+      !check(cuModuleGetFunction(&f, module, name), "function") ||
+      !check(cuMemAlloc(&p, 16), "alloc"))
+    return 1;
+  void *params[] = {&p};
+  CUresult launch = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0);
+  CUresult after = cuMemAlloc(&p, 16);
+  printf("%s: launch %d, then cuMemAlloc %d\n", name, (int)launch, (int)after);
+  return launch == CUDA_SUCCESS;
+}
