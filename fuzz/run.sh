@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets of a sanitized build (make fuzz):
 #   fuzz/run.sh BUILD_DIR SECONDS
-# SECONDS in all: 60 % to attn-opt-fuzzer, 20 % each to attn-spec-fuzzer and
-# attn-abi-fuzzer. Corpora grow in BUILD_DIR/fuzz-corpus (seeded from the
-# tests; the MLIR fuzzer also splices the tokens of fuzz/mlir.dict), a
+# SECONDS in all: 50 % to attn-opt-fuzzer, 15 % each to attn-spec-fuzzer and
+# attn-abi-fuzzer, 20 % to attn-ptx-fuzzer. Corpora grow in
+# BUILD_DIR/fuzz-corpus (seeded from the tests and the build's attn-compile;
+# the MLIR fuzzer also splices the tokens of fuzz/mlir.dict), a
 # finding's input lands in BUILD_DIR/fuzz-findings. Exit status 0
 # when no fuzzer found anything, 1 otherwise.
 set -uo pipefail
@@ -12,9 +13,9 @@ build="${1:?usage: run.sh BUILD_DIR SECONDS}"
 seconds="${2:?usage: run.sh BUILD_DIR SECONDS}"
 corpus="$build/fuzz-corpus" findings="$build/fuzz-findings"
 mkdir -p "$findings"
-"$here/seed-corpora.sh" "$build/fuzz-seeds" || exit 1
+"$here/seed-corpora.sh" "$build/fuzz-seeds" "$build/bin/attn-compile" || exit 1
 status=0
-for entry in opt:60 spec:20 abi:20; do
+for entry in opt:50 spec:15 abi:15 ptx:20; do
   name=${entry%%:*} share=${entry##*:}
   time=$(( seconds * share / 100 ))
   (( time > 0 )) || time=1

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Seeds the fuzzers' corpora from the test suite:
-#   fuzz/seed-corpora.sh OUTDIR
+#   fuzz/seed-corpora.sh OUTDIR [ATTN_COMPILE]
 # OUTDIR/opt gets every .mlir test input (each `// -----` split apart),
 # OUTDIR/spec every SPEC the tests and scripts/gpu-specs.txt pass to
-# --spec, OUTDIR/abi a few starting inputs.
+# --spec, OUTDIR/abi a few starting inputs, OUTDIR/ptx the PTX of a few
+# kernels (with ATTN_COMPILE and a CUDA toolkit it can use).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:?usage: seed-corpora.sh OUTDIR}"
-mkdir -p "$out/opt" "$out/spec" "$out/abi"
+mkdir -p "$out/opt" "$out/spec" "$out/abi" "$out/ptx"
 python3 - "$here" "$out" <<'PY'
 import hashlib, pathlib, re, sys
 root, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
@@ -29,4 +30,16 @@ for line in (root / "scripts" / "gpu-specs.txt").read_text().splitlines():
 for first in range(4):
     put("abi", chr(first) + "\0" * 64)
 PY
-echo "seed-corpora: $(ls "$out/opt" | wc -l) MLIR inputs, $(ls "$out/spec" | wc -l) specs in $out"
+if [[ -n "${2:-}" ]]; then
+  n=0
+  for flags in "--mma --spec b=1,hq=2,sq=40,d=32,dtype=f16,mask=causal" \
+               "--spec b=1,hq=2,sq=40,d=32,mask=window:8:0|global:4" \
+               "--spec b=1,hq=2,sq=40,d=32,kind=linear,mask=causal"; do
+    n=$((n + 1))
+    # shellcheck disable=SC2086 # FLAGS are words
+    "$2" --target nvptx $flags --name seed$n -o "$out/ptx.d" \
+      >/dev/null 2>&1 && cp "$out/ptx.d/seed$n.ptx" "$out/ptx/seed$n"
+  done
+  rm -rf "$out/ptx.d"
+fi
+echo "seed-corpora: $(ls "$out/opt" | wc -l) MLIR inputs, $(ls "$out/spec" | wc -l) specs, $(ls "$out/ptx" | wc -l) PTX modules in $out"

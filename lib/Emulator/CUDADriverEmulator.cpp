@@ -10,7 +10,8 @@
 // text and launches run by the PTX interpreter, synchronously. A launch that
 // faults prints why on stderr and returns CUDA_ERROR_LAUNCH_FAILED, which
 // then sticks to the context as on a GPU. A cubin cannot be emulated: its
-// load fails with CUDA_ERROR_NO_BINARY_FOR_GPU and a hint.
+// load fails with CUDA_ERROR_NO_BINARY_FOR_GPU, whose error string says to
+// embed the PTX.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,7 +129,8 @@ CUresult CUDAAPI cuGetErrorString(CUresult error, const char **text) {
     break;
   case CUDA_ERROR_NO_BINARY_FOR_GPU:
     *text = "no kernel image is available for execution on the device "
-            "(the emulator runs PTX, not cubins)";
+            "(the CUDA emulator runs PTX, not cubins: attn-compile "
+            "--embed=ptx)";
     break;
   case CUDA_ERROR_INVALID_PTX:
     *text = "a PTX JIT compilation failed";
@@ -178,7 +180,7 @@ CUresult CUDAAPI cuDeviceGetName(char *name, int length, CUdevice device) {
     return CUDA_ERROR_INVALID_VALUE;
   if (device != kDevice)
     return CUDA_ERROR_INVALID_DEVICE;
-  std::snprintf(name, length, "attn CUDA emulator (sm_90, on the CPU)");
+  std::snprintf(name, length, "attn CUDA emulator (on the CPU)");
   return CUDA_SUCCESS;
 }
 
@@ -307,14 +309,12 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
   if (!current)
     return CUDA_ERROR_INVALID_CONTEXT;
   const char *text = static_cast<const char *>(image);
-  if (std::memcmp(text,
-                  "\x7f"
-                  "ELF",
-                  4) == 0) {
-    report("cuModuleLoadData got a cubin; the emulator runs PTX: compile "
-           "with `attn-compile --embed=ptx`");
+  // A cubin holds no code for this device, like one for another
+  // architecture (callers may then load the PTX, as attn-run does).
+  static const char kELF[] = "\x7f"
+                             "ELF";
+  if (std::memcmp(text, kELF, 4) == 0)
     return CUDA_ERROR_NO_BINARY_FOR_GPU;
-  }
   std::string error;
   std::unique_ptr<Module> parsed = parsePTX(text, allocateGlobal, error);
   if (!parsed) {

@@ -33,7 +33,8 @@ bool DeviceMemory::covers(uint64_t address, uint64_t bytes) const {
   if (it == allocations.begin())
     return false;
   --it;
-  return address - it->first + bytes <= it->second;
+  uint64_t offset = address - it->first;
+  return offset < it->second && bytes <= it->second - offset;
 }
 
 namespace {
@@ -59,8 +60,6 @@ struct Thread {
   std::deque<std::vector<AsyncCopy>> groups;
 };
 
-constexpr uint64_t kMaxSteps = uint64_t(1) << 34;
-
 uint64_t widthMask(uint32_t bytes) {
   return bytes >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * bytes)) - 1;
 }
@@ -69,6 +68,8 @@ uint64_t widthMask(uint32_t bytes) {
 uint64_t narrow(uint64_t v, uint32_t bytes, bool sign) {
   if (bytes >= 8)
     return v;
+  if (!bytes)
+    return 0;
   v &= widthMask(bytes);
   if (sign && (v >> (8 * bytes - 1)) & 1)
     v |= ~widthMask(bytes);
@@ -258,7 +259,7 @@ void BlockRunner::load(Thread &t, Space space, uint64_t at, uint32_t bytes,
     std::memcpy(to, shared.data() + at, bytes);
     return;
   case Space::Param:
-    if (at + bytes > parameters.size())
+    if (at > parameters.size() || bytes > parameters.size() - at)
       fault(t, "parameter load outside the parameters");
     std::memcpy(to, parameters.data() + at, bytes);
     return;
@@ -718,9 +719,9 @@ bool BlockRunner::step(Thread &t) {
 void BlockRunner::runThread(Thread &t) {
   uint64_t start = steps;
   while (step(t))
-    if (++steps - start > kMaxSteps)
-      fault(t, "more than 2^34 instructions without a barrier: a runaway "
-               "loop");
+    if (++steps - start > shape.maxSteps)
+      fault(t, "more than " + std::to_string(shape.maxSteps) +
+                   " instructions without a barrier: a runaway loop");
 }
 
 void BlockRunner::runCollective(std::vector<Thread *> &lanes) {

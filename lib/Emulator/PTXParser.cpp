@@ -54,6 +54,14 @@ std::vector<std::string_view> splitTopLevel(std::string_view s,
   return parts;
 }
 
+/// The name of a variable declaration `... NAME[SIZE]`.
+std::string variableName(std::string_view declaration) {
+  size_t open = declaration.find('[');
+  size_t start = declaration.find_last_of(" \t", open);
+  start = start == std::string_view::npos ? 0 : start + 1;
+  return std::string(declaration.substr(start, open - start));
+}
+
 std::vector<std::string_view> splitDots(std::string_view s) {
   std::vector<std::string_view> parts;
   size_t start = 0;
@@ -63,6 +71,21 @@ std::vector<std::string_view> splitDots(std::string_view s) {
       start = i + 1;
     }
   return parts;
+}
+
+/// The decimal count at the start of `s`, if at most `limit`.
+std::optional<uint64_t> parseCount(std::string_view s, uint64_t limit) {
+  s = trim(s);
+  uint64_t value = 0;
+  size_t digits = 0;
+  while (digits < s.size() && isdigit(static_cast<unsigned char>(s[digits]))) {
+    value = value * 10 + (s[digits++] - '0');
+    if (value > limit)
+      return std::nullopt;
+  }
+  if (!digits)
+    return std::nullopt;
+  return value;
 }
 
 std::optional<Type> parseType(std::string_view s) {
@@ -123,8 +146,10 @@ private:
   void declareGlobal(std::string_view declaration, Module &module);
   void parseInstruction(std::string_view statement, Kernel &kernel);
   void decodeOpcode(std::string_view opcode, Instruction &inst);
-  void parseOperand(std::string_view text, Instruction &inst, bool inMemory);
+  void parseOperand(std::string_view text, Instruction &inst);
   uint32_t registerSlot(std::string_view name);
+  /// parseCount, or a failure naming `what`.
+  uint64_t count(std::string_view text, uint64_t limit, const char *what);
   int64_t parseImmediate(std::string_view text);
 
   std::string_view text;
@@ -203,8 +228,6 @@ std::unique_ptr<Module> Parser::parse(std::string &error) {
   auto module = std::make_unique<Module>();
   try {
     while (true) {
-      // Statements, braces included, need a lookahead for `{` after an
-      // instruction (vector operands), which only happens inside bodies.
       char terminator;
       std::string_view statement = nextStatement(terminator);
       if (!terminator) {
@@ -230,11 +253,8 @@ std::unique_ptr<Module> Parser::parse(std::string &error) {
       }
       if (statement.find(".shared") != std::string_view::npos &&
           terminator == ';') {
-        uint32_t offset = declareShared(statement, moduleSharedBytes);
-        size_t open = statement.find('[');
-        size_t nameStart = statement.find_last_of(" \t", open) + 1;
-        moduleShared[std::string(
-            statement.substr(nameStart, open - nameStart))] = offset;
+        moduleShared[variableName(statement)] =
+            declareShared(statement, moduleSharedBytes);
         continue;
       }
       if (statement.empty() && terminator == ';')
@@ -271,7 +291,7 @@ void Parser::parseParameters(std::string_view list, Kernel &kernel) {
     uint32_t size = 0, align = 0;
     for (size_t w = 1; w + 1 < words.size(); ++w) {
       if (words[w] == ".align") {
-        align = std::strtoul(std::string(words[w + 1]).c_str(), nullptr, 10);
+        align = count(words[w + 1], 256, "an alignment");
         ++w;
       } else if (std::optional<Type> type = parseType(words[w].substr(1))) {
         size = typeBytes(*type);
@@ -279,8 +299,7 @@ void Parser::parseParameters(std::string_view list, Kernel &kernel) {
     }
     std::string_view name = words.back();
     if (size_t open = name.find('['); open != std::string_view::npos) {
-      size *=
-          std::strtoul(std::string(name.substr(open + 1)).c_str(), nullptr, 10);
+      size *= count(name.substr(open + 1), 4096, "a parameter's size");
       name = name.substr(0, open);
     } else if (!align) {
       align = size;
@@ -311,7 +330,7 @@ void Parser::parseEntry(std::string_view header, Module &module) {
       uint32_t threads = 1;
       for (std::string_view n :
            splitTopLevel(directives.substr(at + name.size()), ','))
-        threads *= std::strtoul(std::string(n).c_str(), nullptr, 10);
+        threads *= count(n, 1024, "a thread count");
       kernel.maxThreads = threads;
     }
 
@@ -348,9 +367,7 @@ void Parser::parseEntry(std::string_view header, Module &module) {
     }
     if (statement.find(".shared") != std::string_view::npos &&
         statement[0] == '.') {
-      size_t open = statement.find('[');
-      size_t nameStart = statement.find_last_of(" \t", open) + 1;
-      std::string name(statement.substr(nameStart, open - nameStart));
+      std::string name = variableName(statement);
       if (statement.rfind(".extern", 0) == 0) {
         sawDynamicShared = true;
         sharedSymbols[name] = ~0u; // patched once the static size is known
@@ -387,15 +404,17 @@ void Parser::declareRegisters(std::string_view declaration) {
   std::string_view names = declaration.substr(percent);
   for (std::string_view name : splitTopLevel(names, ',')) {
     size_t angle = name.find('<');
-    uint32_t count = 1;
+    uint32_t registers = 1;
     std::string prefix(name);
     if (angle != std::string_view::npos) {
-      count = std::strtoul(std::string(name.substr(angle + 1)).c_str(), nullptr,
-                           10);
+      registers =
+          count(name.substr(angle + 1), kMaxRegisters, "a register count");
       prefix = std::string(name.substr(0, angle));
     }
-    registerRanges[prefix] = {registerCount, count};
-    registerCount += count;
+    registerRanges[prefix] = {registerCount, registers};
+    registerCount += registers;
+    if (registerCount > kMaxRegisters)
+      fail("more than " + std::to_string(kMaxRegisters) + " registers");
   }
 }
 
@@ -403,19 +422,20 @@ uint32_t Parser::declareShared(std::string_view declaration, uint32_t &top) {
   // .shared .align 16 .b8 NAME[8704];
   uint32_t align = 1;
   if (size_t at = declaration.find(".align"); at != std::string_view::npos)
-    align = std::strtoul(std::string(declaration.substr(at + 6)).c_str(),
-                         nullptr, 10);
+    align = count(declaration.substr(at + 6), 256, "an alignment");
   size_t open = declaration.find('['), close = declaration.find(']');
   if (open == std::string_view::npos || close == std::string_view::npos ||
       declaration.find(".b8") == std::string_view::npos)
     fail("unsupported shared declaration '" + std::string(declaration) + "'");
-  uint32_t bytes = std::strtoul(
-      std::string(declaration.substr(open + 1, close - open - 1)).c_str(),
-      nullptr, 10);
+  uint64_t bytes = count(declaration.substr(open + 1, close - open - 1),
+                         kMaxSharedBytes, "a shared variable's size");
   align = align ? align : 1;
-  uint32_t offset = (top + align - 1) / align * align;
-  top = offset + bytes;
-  return offset;
+  uint64_t offset = (uint64_t(top) + align - 1) / align * align;
+  if (offset + bytes > kMaxSharedBytes)
+    fail("more than " + std::to_string(kMaxSharedBytes) +
+         " bytes of shared memory");
+  top = static_cast<uint32_t>(offset + bytes);
+  return static_cast<uint32_t>(offset);
 }
 
 void Parser::declareGlobal(std::string_view declaration, Module &module) {
@@ -428,11 +448,9 @@ void Parser::declareGlobal(std::string_view declaration, Module &module) {
     fail("unsupported global declaration '" + std::string(head) + "'");
   uint32_t align = 1;
   if (size_t at = head.find(".align"); at != std::string_view::npos)
-    align = std::strtoul(std::string(head.substr(at + 6)).c_str(), nullptr, 10);
-  size_t nameStart = head.find_last_of(" \t", open) + 1;
-  std::vector<uint8_t> bytes(
-      std::strtoul(std::string(head.substr(open + 1, close - open - 1)).c_str(),
-                   nullptr, 10));
+    align = count(head.substr(at + 6), 256, "an alignment");
+  std::vector<uint8_t> bytes(count(head.substr(open + 1, close - open - 1),
+                                   kMaxGlobalBytes, "a global's size"));
   if (equals != std::string_view::npos) {
     std::string_view init = trim(declaration.substr(equals + 1));
     if (init.size() < 2 || init.front() != '{' || init.back() != '}')
@@ -448,8 +466,15 @@ void Parser::declareGlobal(std::string_view declaration, Module &module) {
   if (!address)
     fail("out of memory for a global variable");
   module.globals.push_back(address);
-  globalSymbols[std::string(head.substr(nameStart, open - nameStart))] =
-      address;
+  globalSymbols[variableName(head)] = address;
+}
+
+uint64_t Parser::count(std::string_view text, uint64_t limit,
+                       const char *what) {
+  std::optional<uint64_t> value = parseCount(text, limit);
+  if (!value)
+    fail(std::string(what) + " is not a number up to " + std::to_string(limit));
+  return *value;
 }
 
 uint32_t Parser::registerSlot(std::string_view name) {
@@ -464,8 +489,7 @@ uint32_t Parser::registerSlot(std::string_view name) {
   auto it = registerRanges.find(std::string(name.substr(0, digits)));
   if (it == registerRanges.end() || digits == name.size())
     fail("undeclared register " + std::string(name));
-  uint32_t index =
-      std::strtoul(std::string(name.substr(digits)).c_str(), nullptr, 10);
+  uint64_t index = count(name.substr(digits), kMaxRegisters, "a register");
   if (index >= it->second.second)
     fail("register " + std::string(name) + " beyond its declaration");
   return it->second.first + index;
@@ -488,8 +512,7 @@ int64_t Parser::parseImmediate(std::string_view text) {
   return value;
 }
 
-void Parser::parseOperand(std::string_view text, Instruction &inst,
-                          bool inMemory) {
+void Parser::parseOperand(std::string_view text, Instruction &inst) {
   Operand operand;
   if (text.empty())
     fail("an empty operand");
@@ -498,7 +521,7 @@ void Parser::parseOperand(std::string_view text, Instruction &inst,
       fail("unsupported operand '" + std::string(text) + "'");
     for (std::string_view element :
          splitTopLevel(text.substr(1, text.size() - 2), ','))
-      parseOperand(element, inst, false);
+      parseOperand(element, inst);
     return;
   }
   if (text.front() == '[') {
@@ -576,7 +599,6 @@ void Parser::parseOperand(std::string_view text, Instruction &inst,
     inst.operands.push_back(operand);
     return;
   }
-  (void)inMemory;
   fail("unknown symbol '" + std::string(text) + "'");
 }
 
@@ -601,7 +623,7 @@ void Parser::parseInstruction(std::string_view statement, Kernel &kernel) {
   size_t branchesBefore = branches.size();
   std::vector<std::string_view> texts = splitTopLevel(operands, ',');
   for (std::string_view operand : texts)
-    parseOperand(operand, inst, false);
+    parseOperand(operand, inst);
   // mov.b32 {%rs1, %rs2}, %r1 splits a register into halves; mov.b32 %r1,
   // {%rs1, %rs2} joins them (the first is the low half).
   if (inst.op == Opcode::Mov && texts.size() == 2)

@@ -23,6 +23,7 @@ using CUcontext = void *;
 using CUmodule = void *;
 using CUfunction = void *;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
+constexpr CUresult kNoBinaryForGPU = 209;
 
 struct CUDADevice::Api {
   CUresult (*cuInit)(unsigned);
@@ -50,7 +51,7 @@ struct CUDADevice::Api {
   bool retained = false;
   CUmodule module = nullptr;
   std::vector<CUfunction> functions;
-  std::string cubin; // cuModuleLoadData may keep reading it
+  std::string image; // cuModuleLoadData may keep reading it
   std::vector<CUdeviceptr> allocations;
 
   /// An error naming the call and the driver's description of `result`.
@@ -175,12 +176,17 @@ llvm::Error CUDADevice::copyToHost(void *host, uint64_t device, size_t bytes) {
   return api->check(api->cuMemcpyDtoH(host, device, bytes), "cuMemcpyDtoH");
 }
 
-llvm::Error CUDADevice::load(llvm::StringRef cubin,
+llvm::Error CUDADevice::load(llvm::StringRef cubin, llvm::StringRef ptx,
                              llvm::ArrayRef<std::string> kernels) {
-  api->cubin = cubin.str();
-  if (llvm::Error error =
-          api->check(api->cuModuleLoadData(&api->module, api->cubin.data()),
-                     "cuModuleLoadData"))
+  api->image = cubin.str();
+  CUresult result = api->cuModuleLoadData(&api->module, api->image.data());
+  // No machine code for this GPU (another architecture, or the CPU
+  // emulator): the driver compiles the PTX instead.
+  if (result == kNoBinaryForGPU && !ptx.empty()) {
+    api->image = ptx.str();
+    result = api->cuModuleLoadData(&api->module, api->image.c_str());
+  }
+  if (llvm::Error error = api->check(result, "cuModuleLoadData"))
     return error;
   for (const std::string &kernel : kernels) {
     CUfunction function = nullptr;

@@ -459,11 +459,13 @@ static llvm::Error prepareGPURun(CUDADevice &device,
     run.sizes.push_back(numElements(t.shape));
   }
   for (const GPUScratch &scratch : kernel.scratch) {
-    int64_t rows = sizes[scratch.rowsSymbol];
-    if (scratch.rowsOf >= 0) {
-      ArrayRef<int64_t> shape = tensors[scratch.rowsOf].shape;
-      rows = numElements(shape.drop_back());
-    }
+    // The rows of operand rowsOf (all but its last dimension), else a size
+    // symbol's (rowsSymbol is -1 then).
+    int64_t rows =
+        scratch.rowsOf >= 0
+            ? numElements(
+                  ArrayRef<int64_t>(tensors[scratch.rowsOf].shape).drop_back())
+            : sizes[scratch.rowsSymbol];
     run.scratchSizes.push_back(rows * scratch.width);
     llvm::Expected<uint64_t> pointer =
         device.allocate(run.scratchSizes.back() * scratch.elementBytes);
@@ -751,7 +753,7 @@ int main(int argc, char **argv) {
   }
 
   // Compile exactly as attn-compile does, then JIT the LLVM module (CPU) or
-  // load the cubin (GPU).
+  // load the cubin, else the PTX (GPU).
   void *entry = nullptr;
   const char *(*errorString)(int) = nullptr;
   int64_t *tilesTotalCounter = nullptr, *tilesComputedCounter = nullptr;
@@ -770,7 +772,8 @@ int main(int argc, char **argv) {
     std::vector<std::string> functions;
     for (const GPULaunch &launch : gpuKernel.launches)
       functions.push_back(launch.function);
-    if (llvm::Error error = device->load(gpuKernel.cubin, functions)) {
+    if (llvm::Error error =
+            device->load(gpuKernel.cubin, gpuKernel.ptx, functions)) {
       llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
                    << "\n";
       return 1;

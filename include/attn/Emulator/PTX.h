@@ -201,7 +201,16 @@ private:
 struct LaunchShape {
   uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   uint32_t dynamicShared = 0;
+  /// A thread running more instructions than this without reaching a
+  /// barrier is a runaway loop.
+  uint64_t maxSteps = uint64_t(1) << 30;
 };
+
+/// What one block may hold: sm_90's shared memory and registers per thread
+/// (the parser refuses more), and the largest .global variable.
+constexpr uint32_t kMaxSharedBytes = 228 * 1024;
+constexpr uint32_t kMaxRegisters = 1 << 16;
+constexpr uint64_t kMaxGlobalBytes = uint64_t(1) << 28;
 
 /// Runs `kernel` over the grid, parameters laid out as `parameters`
 /// describes. Returns "" on success, else what stopped it (the block, the

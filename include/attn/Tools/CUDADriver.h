@@ -38,8 +38,10 @@ public:
   llvm::Error copyToDevice(uint64_t device, const void *host, size_t bytes);
   llvm::Error copyToHost(void *host, uint64_t device, size_t bytes);
 
-  /// Loads `cubin` and looks up the functions `kernels` in it.
-  llvm::Error load(llvm::StringRef cubin, llvm::ArrayRef<std::string> kernels);
+  /// Loads `cubin` (or, when the driver finds no code for its GPU in it,
+  /// `ptx`, which it compiles) and looks up the functions `kernels` in it.
+  llvm::Error load(llvm::StringRef cubin, llvm::StringRef ptx,
+                   llvm::ArrayRef<std::string> kernels);
   /// Queues loaded function `kernel` with `params` (pointers to each
   /// argument).
   llvm::Error launch(size_t kernel, const unsigned grid[3], unsigned threads,

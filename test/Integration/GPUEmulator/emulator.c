@@ -23,9 +23,8 @@
 // DIVERGENT: divergent warp: lanes wait at different collectives
 // ZERODIV: integer division by zero
 // UNKNOWN: cannot load the PTX: line 6: unsupported instruction 'tex.1d.v4.f32.s32'
-// UNKNOWN: unsupported: load 218
-// CUBIN: cuModuleLoadData got a cubin; the emulator runs PTX
-// CUBIN: cubin: load 209
+// UNKNOWN: unsupported: load 218, a PTX JIT compilation failed
+// CUBIN: cubin: load 209, no kernel image is available for execution on the device (the CUDA emulator runs PTX, not cubins: attn-compile --embed=ptx)
 
 #include <cuda.h>
 #include <math.h>
@@ -175,9 +174,11 @@ int main(int argc, char **argv) {
   if (!strcmp(name, "unsupported") || !strcmp(name, "cubin")) {
     static const char cubin[] = "\x7f"
                                 "ELF fake";
+    const char *text = "";
     CUresult r = cuModuleLoadData(
         &module, !strcmp(name, "cubin") ? cubin : kUnsupportedPTX);
-    printf("%s: load %d\n", name, (int)r);
+    cuGetErrorString(r, &text);
+    printf("%s: load %d, %s\n", name, (int)r, text);
     return r == CUDA_SUCCESS;
   }
   if (!check(cuModuleLoadData(&module, kFaultPTX), "load") ||
