@@ -448,10 +448,14 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
   // A block mask's class decides before the other masks, within `visible`
   // (rows and keys in range).
   Value inRange = visible;
+  // Tensor-core fragments hold keys past Sk too: their mask and bias reads
+  // stay in bounds (rowOperands clamps the rows), their scores are hidden.
+  Value safeKey =
+      args.mask || args.bias ? min(j, m.sub(args.sk, index(1))) : Value();
   if (args.bias) {
     Value bias = memref::LoadOp::create(
         b, loc, args.bias,
-        ValueRange{m.add(row.biasRow, mul(j, biasKeyStride))});
+        ValueRange{m.add(row.biasRow, mul(safeKey, biasKeyStride))});
     if (!bias.getType().isF32())
       bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
     score = arith::AddFOp::create(b, loc, score, bias);
@@ -472,9 +476,10 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
         m.both(visible, buildMaskVisible(b, loc, mask, i, j, args.sq, args.sk));
   if (args.mask)
     visible = m.both(
-        visible, memref::LoadOp::create(
-                     b, loc, args.mask,
-                     ValueRange{m.add(row.maskRow, mul(j, maskKeyStride))}));
+        visible,
+        memref::LoadOp::create(
+            b, loc, args.mask,
+            ValueRange{m.add(row.maskRow, mul(safeKey, maskKeyStride))}));
   if (args.spans) {
     // Adaptive span: j >= i - spans[h].
     Value span = arith::IndexCastOp::create(

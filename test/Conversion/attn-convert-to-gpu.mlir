@@ -203,8 +203,8 @@ func.func @regions(%q: tensor<3x?x2x6xf32>, %k: tensor<3x?x2x6xf32>,
 
 // A mask broadcast over batch and heads ([Sq, Sk] rows of Sk) and a bias
 // broadcast over heads ([B, 1, Sq, 1]: one value per row, key stride 0):
-// each row's offset uses its clamped row index; the bias is added after the
-// scale, the mask hides.
+// each row's offset uses its clamped row index, each key its index clamped
+// to Sk - 1; the bias is added after the scale, the mask hides.
 // CHECK-LABEL: func.func @mask_and_bias
 // CHECK: gpu.func @mask_and_bias(%{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %{{.+}}: memref<?xf32>, %[[MASK:[a-z0-9_]+]]: memref<?xi1>, %[[BIAS:[a-z0-9_]+]]: memref<?xf16>, %{{.+}}: memref<?xf32>, %{{.+}}: index, %[[SQ:[a-z0-9_]+]]: index, %[[SK:[a-z0-9_]+]]: index, %{{.+}}: index, %{{.+}}: index)
 // CHECK: %[[SAFE:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : index
@@ -213,10 +213,11 @@ func.func @regions(%q: tensor<3x?x2x6xf32>, %k: tensor<3x?x2x6xf32>,
 // CHECK: scf.for
 // CHECK: scf.for %[[J:[a-z0-9_]+]] =
 // CHECK: %[[KEY:.+]] = arith.addi %{{.+}}, %[[J]] : index
+// CHECK: %[[SAFEKEY:.+]] = arith.minsi %[[KEY]], %{{.+}} : index
 // CHECK: %[[B:.+]] = memref.load %[[BIAS]][%[[BROW]]] : memref<?xf16>
 // CHECK: %[[BX:.+]] = arith.extf %[[B]] : f16 to f32
 // CHECK: arith.addf %{{.+}}, %[[BX]] : f32
-// CHECK: %[[MAT:.+]] = arith.addi %[[MROW]], %[[KEY]] : index
+// CHECK: %[[MAT:.+]] = arith.addi %[[MROW]], %[[SAFEKEY]] : index
 // CHECK: %[[M:.+]] = memref.load %[[MASK]][%[[MAT]]] : memref<?xi1>
 // CHECK: arith.andi %{{.+}}, %[[M]] : i1
 func.func @mask_and_bias(%q: tensor<2x4x?x32xf32>, %k: tensor<2x4x?x32xf32>,

@@ -8,7 +8,7 @@
 // at a time: data aligned to its element but not to 16 bytes is refused.
 
 // RUN: rm -rf %t && mkdir -p %t/stub
-// RUN: attn-compile --target nvptx --spec "b=1,hq=4,hkv=2,sq=64,d=32,dtype=f16,mask=causal" --name flash -o %t
+// RUN: attn-compile --target nvptx --mma=false --spec "b=1,hq=4,hkv=2,sq=64,d=32,dtype=f16,mask=causal" --name flash -o %t
 // RUN: attn-compile --target nvptx --mma --spec "b=1,hq=4,hkv=2,sq=64,d=32,dtype=f16,mask=causal" --name flash_tc -o %t
 // RUN: %cc -std=c11 -Wall -Wextra -Werror -I%cuda_toolkit/include -I%t %s %t/flash_launch.c %t/flash_tc_launch.c -L%cuda_toolkit/lib64/stubs -lcuda -lpthread -o %t/driver
 // RUN: ln -sf %cuda_toolkit/lib64/stubs/libcuda.so %t/stub/libcuda.so.1

@@ -7,7 +7,7 @@
 // CUDA call and a well-formed call with ATTN_ERR_NO_DEVICE.
 
 // RUN: rm -rf %t && mkdir -p %t/stub
-// RUN: attn-compile --target nvptx --spec "b=2,hq=4,hkv=2,sq=40,d=16,dtype=f16,kind=mha,e=64,kv_lens=random,mask=causal,dynamic=bs" --name mha -o %t
+// RUN: attn-compile --target nvptx --mma=false --spec "b=2,hq=4,hkv=2,sq=40,d=16,dtype=f16,kind=mha,e=64,kv_lens=random,mask=causal,dynamic=bs" --name mha -o %t
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/manifest.json
 // RUN: %cc -std=c11 -Wall -Wextra -Werror -I%cuda_toolkit/include -I%t %s %t/mha_launch.c -L%cuda_toolkit/lib64/stubs -lcuda -lpthread -o %t/driver
 // RUN: ln -sf %cuda_toolkit/lib64/stubs/libcuda.so %t/stub/libcuda.so.1

@@ -91,9 +91,9 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::init(32)};
   PassOptions::Option<bool> mma{
       *this, "mma",
-      llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 "
-                     "(experimental)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 (false: "
+                     "the FMA kernel)"),
+      llvm::cl::init(true)};
 };
 
 /// attn-gpu-pipeline: from attention kernel functions on tensors to a

@@ -50,8 +50,8 @@ struct CPUKernelFlags {
   llvm::cl::opt<bool> mma{
       "mma",
       llvm::cl::desc("GPU: run f16/bf16 attentions with D, Dv <= 128 on tensor "
-                     "cores (experimental: not yet run on a GPU)"),
-      llvm::cl::init(false)};
+                     "cores (the default; --mma=false: the FMA kernel)"),
+      llvm::cl::init(true)};
 
   /// The GPU options for `chip`: the tile flags map to the block rows and
   /// the shared-memory key tile (0 keeps the GPU defaults).
