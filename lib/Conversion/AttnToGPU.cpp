@@ -15,9 +15,10 @@
 //   key in registers with exp2 (log2(e) folded in).
 // - Tensor cores (f16/bf16, `mma`): 4 warps of 16 rows on mma.sync m16n8k16,
 //   the online softmax on the score fragments. K and V tiles arrive by
-//   cp.async into padded rows (16 bytes apart per row, so ldmatrix is free of
-//   bank conflicts) and the loads overlap the math as in FlashAttention-2: V
-//   of a tile is copied while Q K^T runs, K of the next tile while P V runs.
+//   cp.async into rows padded to an odd number of 16-byte chunks (so ldmatrix
+//   is free of bank conflicts) and the loads overlap the math as in
+//   FlashAttention-2: V of a tile is copied while Q K^T runs, K of the next
+//   tile while P V runs.
 // In both, keys the structured mask and kv_lens hide from the whole query
 // block are never loaded, key tiles the structured mask or a mask_mod's
 // bounds prove hidden are skipped, and tiles every row sees whole run
@@ -78,10 +79,13 @@ struct KernelShape {
   int64_t threads() const { return mma ? 128 : blockRows * threadsPerRow; }
   int64_t headSlice() const { return headDim / threadsPerRow; }
   int64_t valueSlice() const { return valueDim / threadsPerRow; }
-  /// Elements after each K and V row in shared memory: 16 bytes for the
-  /// tensor cores, so the 8 rows one ldmatrix reads start in 8 different
-  /// bank quads.
-  int64_t rowPadding() const { return mma ? 8 : 0; }
+  /// Elements after each K or V row of `dim` in shared memory: for the
+  /// tensor cores, 16 bytes when that makes the row an odd number of
+  /// 16-byte chunks, so the 8 rows one ldmatrix reads start in the 8
+  /// different 16-byte bank groups (free of bank conflicts).
+  int64_t rowPadding(int64_t dim) const {
+    return mma && dim / 8 % 2 == 0 ? 8 : 0;
+  }
 };
 
 /// Builds the body of the kernel for one attention.
@@ -236,6 +240,58 @@ private:
       return slice;
     return arith::ExtFOp::create(
         b, loc, VectorType::get({width}, b.getF32Type()), slice);
+  }
+
+  /// The FMA kernel's lanes hold interleaved slices of a row: of the T lanes
+  /// of a row, `lane` holds the chunks of w elements that start at columns
+  /// (c T + lane) w, w the widest of 4, 2, 1 dividing the slice. The T lanes
+  /// reading a key row of shared memory then read T adjacent chunks, free of
+  /// bank conflicts (contiguous slices of 32 floats would all start in bank
+  /// 0).
+  static int64_t sliceChunk(int64_t slice) {
+    return slice % 4 == 0 ? 4 : slice % 2 == 0 ? 2 : 1;
+  }
+  /// `lane`'s slice of `slice` elements, as f32: `load(column, w)` reads
+  /// the chunk from `column`.
+  Value gatherSlice(Value lane, int64_t slice,
+                    function_ref<Value(Value, int64_t)> load) {
+    // Concatenated by shuffles (which, unlike strided slices, lower to LLVM
+    // directly).
+    int64_t w = sliceChunk(slice);
+    Value gathered = load(sliceColumn(lane, 0, w), w);
+    for (int64_t c = 1; c < slice / w; ++c)
+      gathered = vector::ShuffleOp::create(
+          b, loc, gathered, load(sliceColumn(lane, c, w), w),
+          llvm::to_vector(llvm::seq<int64_t>(0, (c + 1) * w)));
+    return gathered;
+  }
+  /// Stores `lane`'s slice `values` by `store(chunk, column)`.
+  void scatterSlice(Value lane, Value values,
+                    function_ref<void(Value, Value)> store) {
+    int64_t slice = cast<VectorType>(values.getType()).getNumElements();
+    int64_t w = sliceChunk(slice);
+    for (int64_t c = 0; c < slice / w; ++c)
+      store(vector::ShuffleOp::create(
+                b, loc, values, values,
+                llvm::to_vector(llvm::seq<int64_t>(c * w, (c + 1) * w))),
+            sliceColumn(lane, c, w));
+  }
+  Value sliceColumn(Value lane, int64_t c, int64_t w) {
+    return mul(m.add(index(c * shape.threadsPerRow), lane), index(w));
+  }
+  /// `lane`'s slice of a row of the 1-D `memref` starting at `rowStart`.
+  Value loadRowSlice(Value memref, Value rowStart, Value lane, int64_t slice) {
+    return gatherSlice(lane, slice, [&](Value column, int64_t w) {
+      return loadSlice(memref, m.add(rowStart, column), w);
+    });
+  }
+  /// `lane`'s slice of row `row` of a shared K or V tile.
+  Value loadTileSlice(Value tile, Value row, Value lane, int64_t slice) {
+    return gatherSlice(lane, slice, [&](Value column, int64_t w) -> Value {
+      return vector::LoadOp::create(b, loc,
+                                    VectorType::get({w}, b.getF32Type()), tile,
+                                    ValueRange{row, column});
+    });
   }
 
   /// For a mask or bias `operand` broadcast to [B, Hq, Sq, Sk] (rank <= 4,
@@ -733,12 +789,11 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   // shuffles and barriers.
   Value safeRow =
       arith::SelectOp::create(b, loc, rowValid, i, m.sub(sq, index(1)));
-  Value qAt = m.add(rowOffset(batch, head, safeRow, heads, sq, shape.headDim),
-                    mul(lane, index(shape.headSlice())));
+  Value qAt = rowOffset(batch, head, safeRow, heads, sq, shape.headDim);
   Value scale =
       createScale(b, loc, op.getScale(), b.getIndexAttr(shape.headDim));
   auto qVecType = VectorType::get({shape.headSlice()}, b.getF32Type());
-  Value qLoaded = loadSlice(q, qAt, shape.headSlice());
+  Value qLoaded = loadRowSlice(q, qAt, lane, shape.headSlice());
   Value qSlice = arith::MulFOp::create(
       b, loc, qLoaded, vector::BroadcastOp::create(b, loc, qVecType, scale));
   // Additive: this lane's slice of w[h], scaled; a score is then
@@ -747,10 +802,8 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   if (args.additiveWeight)
     weightSlice = arith::MulFOp::create(
         b, loc,
-        loadSlice(args.additiveWeight,
-                  m.add(mul(head, index(shape.headDim)),
-                        mul(lane, index(shape.headSlice()))),
-                  shape.headSlice()),
+        loadRowSlice(args.additiveWeight, mul(head, index(shape.headDim)), lane,
+                     shape.headSlice()),
         vector::BroadcastOp::create(b, loc, qVecType, scale));
   Value halfScale;
   if (op.getSimilarity() == Similarity::Gaussian)
@@ -790,9 +843,8 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
               Value rowMax = carried[0], rowSum = carried[1], acc = carried[2];
               // The score: this lane's partial dot product, summed over the
               // row's lanes.
-              Value keySlice = vector::LoadOp::create(
-                  b, loc, qVecType, keyTile,
-                  ValueRange{jj, mul(lane, index(shape.headSlice()))});
+              Value keySlice =
+                  loadTileSlice(keyTile, jj, lane, shape.headSlice());
               // A Gaussian similarity scores k (q - k / 2) (both scaled).
               Value querySide = halfScale
                                     ? vector::FMAOp::create(b, loc, keySlice,
@@ -831,9 +883,8 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
                       b, loc, arith::SubFOp::create(b, loc, logit, newMax)));
               Value newSum = arith::AddFOp::create(
                   b, loc, arith::MulFOp::create(b, loc, rowSum, alpha), p);
-              Value valueSlice = vector::LoadOp::create(
-                  b, loc, accType, valueTile,
-                  ValueRange{jj, mul(lane, index(shape.valueSlice()))});
+              Value valueSlice =
+                  loadTileSlice(valueTile, jj, lane, shape.valueSlice());
               Value scaledAcc = arith::MulFOp::create(
                   b, loc, acc,
                   vector::BroadcastOp::create(b, loc, accType, alpha));
@@ -871,9 +922,10 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
            m.both(rowValid, m.eq(lane, index(0))));
   auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&store.getThenRegion().front());
-  Value outAt = m.add(rowOffset(batch, head, i, heads, sq, shape.valueDim),
-                      mul(lane, index(shape.valueSlice())));
-  vector::StoreOp::create(b, loc, result, out, outAt);
+  Value outAt = rowOffset(batch, head, i, heads, sq, shape.valueDim);
+  scatterSlice(lane, result, [&](Value chunk, Value column) {
+    vector::StoreOp::create(b, loc, chunk, out, m.add(outAt, column));
+  });
   b.setInsertionPointToEnd(&body);
   gpu::ReturnOp::create(b, loc);
 }
@@ -1372,7 +1424,8 @@ static FailureOr<KernelShape> chooseShape(AttentionOp op, int64_t blockRows,
     // 4 warps of 16 rows; key tiles in whole 16-key steps of f16 that fit.
     KernelShape shape{64, 4, kvTile, d, dv};
     shape.mma = true;
-    int64_t rowBytes = (d + dv + 2 * shape.rowPadding()) * 2;
+    int64_t rowBytes =
+        (d + shape.rowPadding(d) + dv + shape.rowPadding(dv)) * 2;
     shape.kvTile = std::min<int64_t>(std::max<int64_t>(16, kvTile / 16 * 16),
                                      kStaticSharedBytes / rowBytes / 16 * 16);
     return shape;
@@ -2134,7 +2187,7 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
     Type tileElement =
         of.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
     auto tileType = [&](int64_t dim) -> Type {
-      return MemRefType::get({of.kvTile, dim + of.rowPadding()}, tileElement,
+      return MemRefType::get({of.kvTile, dim + of.rowPadding(dim)}, tileElement,
                              MemRefLayoutAttrInterface(), sharedSpace);
     };
     gpu::GPUFuncOp kernel = createKernel(
@@ -2163,6 +2216,10 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
     launches.push_back(buildKernel(
         *exact, (func.getSymName() + "_exact").str(),
         launches.front().kernel->getParentOfType<gpu::GPUModuleOp>()));
+    // It runs rarely: registers matter more than occupancy (without the
+    // bound, ptxas may spill to keep it at 128 registers).
+    launches.back().kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                                    b.getI32IntegerAttr(255));
   }
   replaceWithKernelLaunches(func, launches, op.getLayout(), shape.blockRows);
   return success();

@@ -59,6 +59,51 @@ void report(const char *message) {
   std::fprintf(stderr, "attn CUDA emulator: %s\n", message);
 }
 
+/// Appends one line on a launch's profile to the file $ATTN_EMULATOR_PROFILE
+/// names: its warp instructions (thread instructions / 32) by class, the
+/// issue slots per mma.sync, and shared wavefronts and global sectors
+/// against the fewest possible (see Profile).
+void writeProfile(const char *path, const Kernel &kernel,
+                  const Profile &profile) {
+  FILE *file = std::fopen(path, "a");
+  if (!file) {
+    report((std::string("cannot open the profile file ") + path).c_str());
+    return;
+  }
+  auto issued = [&](Opcode op) { return profile.issued[size_t(op)]; };
+  uint64_t total = 0;
+  for (uint64_t count : profile.issued)
+    total += count;
+  uint64_t mma = issued(Opcode::Mma), ldmatrix = issued(Opcode::Ldmatrix),
+           ex2 = issued(Opcode::Ex2), shfl = issued(Opcode::Shfl),
+           bar = issued(Opcode::BarSync) + issued(Opcode::BarRedOr),
+           cpAsync = issued(Opcode::CpAsync);
+  uint64_t other = total - mma - ldmatrix - ex2 - shfl - bar - cpAsync -
+                   profile.globalAccesses - profile.sharedAccesses;
+  auto warps = [](uint64_t threads) { return (threads + 31) / 32; };
+  std::fprintf(file,
+               "profile kernel=%s blocks=%llu warp_instructions=%llu mma=%llu "
+               "ldmatrix=%llu ex2=%llu shfl=%llu bar=%llu cp_async=%llu "
+               "ld_st_global=%llu ld_st_shared=%llu other=%llu ",
+               kernel.name.c_str(), (unsigned long long)profile.blocks,
+               (unsigned long long)warps(total), (unsigned long long)warps(mma),
+               (unsigned long long)warps(ldmatrix),
+               (unsigned long long)warps(ex2), (unsigned long long)warps(shfl),
+               (unsigned long long)warps(bar),
+               (unsigned long long)warps(cpAsync),
+               (unsigned long long)warps(profile.globalAccesses),
+               (unsigned long long)warps(profile.sharedAccesses),
+               (unsigned long long)warps(other));
+  if (mma)
+    std::fprintf(file, "issue_per_mma=%.2f ", double(total) / double(mma));
+  std::fprintf(file, "shared_wavefronts=%llu/%llu global_sectors=%llu/%llu\n",
+               (unsigned long long)profile.sharedWavefronts,
+               (unsigned long long)profile.sharedIdealWavefronts,
+               (unsigned long long)profile.globalSectors,
+               (unsigned long long)profile.globalIdealSectors);
+  std::fclose(file);
+}
+
 /// The common checks of every call after cuInit.
 CUresult ready() {
   State &s = state();
@@ -376,12 +421,17 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
   shape.grid[0] = gridX, shape.grid[1] = gridY, shape.grid[2] = gridZ;
   shape.block[0] = blockX, shape.block[1] = blockY, shape.block[2] = blockZ;
   shape.dynamicShared = sharedBytes;
-  std::string fault = runKernel(kernel, shape, buffer, state().memory);
+  const char *profilePath = std::getenv("ATTN_EMULATOR_PROFILE");
+  Profile profile;
+  std::string fault = runKernel(kernel, shape, buffer, state().memory,
+                                profilePath ? &profile : nullptr);
   if (!fault.empty()) {
     report(("launch failed: " + fault).c_str());
     state().sticky = CUDA_ERROR_LAUNCH_FAILED;
     return CUDA_ERROR_LAUNCH_FAILED;
   }
+  if (profilePath)
+    writeProfile(profilePath, kernel, profile);
   return CUDA_SUCCESS;
 }
 

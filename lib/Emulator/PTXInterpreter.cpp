@@ -22,9 +22,13 @@
 #include "PTXSemantics.h"
 #include "attn/Emulator/PTX.h"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
+#include <set>
 #include <sstream>
+#include <tuple>
+#include <unordered_map>
 
 using namespace attn::emulator;
 
@@ -80,12 +84,26 @@ float flushDenormal(float x) {
   return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
 }
 
+/// Counts the wavefronts of one shared-memory phase, whose lanes touch the
+/// 4-byte `words`: the most distinct words in one of the 32 banks (lanes
+/// reading the same word share it), next to the fewest their number allows.
+void tallyPhase(std::vector<uint64_t> &words, Profile &profile) {
+  std::sort(words.begin(), words.end());
+  words.erase(std::unique(words.begin(), words.end()), words.end());
+  uint64_t perBank[32] = {}, most = 0;
+  for (uint64_t word : words)
+    most = std::max(most, ++perBank[word % 32]);
+  profile.sharedWavefronts += most;
+  profile.sharedIdealWavefronts += (words.size() + 31) / 32;
+}
+
 class BlockRunner {
 public:
   BlockRunner(const Kernel &kernel, const LaunchShape &shape,
               const std::vector<uint8_t> &parameters,
-              const DeviceMemory &memory)
-      : kernel(kernel), shape(shape), parameters(parameters), memory(memory) {
+              const DeviceMemory &memory, Profile *profile)
+      : kernel(kernel), shape(shape), parameters(parameters), memory(memory),
+        profile(profile) {
     threadCount = shape.block[0] * shape.block[1] * shape.block[2];
     sharedBytes = kernel.staticShared + shape.dynamicShared;
     registerFile.resize(size_t(threadCount) * (kernel.registers + 1));
@@ -95,6 +113,8 @@ public:
     readEpoch.resize(sharedBytes);
     writer.resize(sharedBytes);
     reader.resize(sharedBytes);
+    if (profile)
+      runs.resize(threadCount);
   }
 
   void run(uint32_t x, uint32_t y, uint32_t z);
@@ -135,6 +155,25 @@ private:
   void checkShared(const Thread &t, uint64_t at, uint32_t bytes, bool write);
   void completeCopies(Thread &t, size_t keep);
 
+  /// Profiling: the number of earlier runs of t's instruction this epoch.
+  uint32_t nextRun(const Thread &t) { return runs[t.id][t.pc]++; }
+  void recordAccess(const Thread &t, uint32_t run, bool toShared, uint64_t at,
+                    uint32_t bytes) {
+    accesses[{t.id / 32, t.pc, run, toShared}].push_back(
+        {t.id % 32, at, bytes});
+  }
+  /// Records an ld or st of global or shared memory.
+  void profileAccess(const Thread &t, const Instruction &inst, uint64_t at,
+                     uint32_t bytes) {
+    if (inst.space != Space::Global && inst.space != Space::Shared)
+      return;
+    bool toShared = inst.space == Space::Shared;
+    ++(toShared ? profile->sharedAccesses : profile->globalAccesses);
+    recordAccess(t, nextRun(t), toShared, at, bytes);
+  }
+  /// Counts the wavefronts and sectors of this epoch's accesses.
+  void tallyAccesses();
+
   void execArithmetic(Thread &t, const Instruction &inst);
   void execFloat(Thread &t, const Instruction &inst);
   void execConvert(Thread &t, const Instruction &inst);
@@ -156,6 +195,19 @@ private:
   uint32_t epoch = 1;
   std::vector<uint32_t> writeEpoch, readEpoch, writer, reader;
   uint64_t steps = 0;
+
+  Profile *profile;
+  struct LaneAccess {
+    uint32_t lane;
+    uint64_t at;
+    uint32_t bytes;
+  };
+  /// This epoch's memory accesses of each warp instruction, by (warp, pc,
+  /// run, shared), and each thread's runs of each pc.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, bool>,
+           std::vector<LaneAccess>>
+      accesses;
+  std::vector<std::unordered_map<uint32_t, uint32_t>> runs;
 };
 
 } // namespace
@@ -612,12 +664,43 @@ void BlockRunner::execConvert(Thread &t, const Instruction &inst) {
   fault(t, "unsupported cvt from a float to an integer");
 }
 
+void BlockRunner::tallyAccesses() {
+  for (auto &[key, lanes] : accesses) {
+    if (std::get<3>(key)) {
+      // 32 lanes of up to 4 bytes are one phase, 16 of 8 or 8 of 16.
+      uint32_t bytes = lanes.front().bytes;
+      uint32_t perPhase = bytes >= 16 ? 8 : bytes == 8 ? 16 : 32;
+      std::map<uint32_t, std::vector<uint64_t>> phases;
+      for (const LaneAccess &access : lanes)
+        for (uint64_t w = access.at / 4;
+             w <= (access.at + access.bytes - 1) / 4; ++w)
+          phases[access.lane / perPhase].push_back(w);
+      for (auto &phase : phases)
+        tallyPhase(phase.second, *profile);
+      continue;
+    }
+    std::set<uint64_t> sectors, bytes;
+    for (const LaneAccess &access : lanes)
+      for (uint64_t at = access.at; at < access.at + access.bytes; ++at) {
+        sectors.insert(at / 32);
+        bytes.insert(at);
+      }
+    profile->globalSectors += sectors.size();
+    profile->globalIdealSectors += (bytes.size() + 31) / 32;
+  }
+  accesses.clear();
+  for (auto &threadRuns : runs)
+    threadRuns.clear();
+}
+
 /// Runs one instruction of `t`; false when `t` stops (a barrier, a warp
 /// collective or its end).
 bool BlockRunner::step(Thread &t) {
   if (t.pc >= kernel.code.size())
     fault(t, "ran past the end of the kernel");
   const Instruction &inst = kernel.code[t.pc];
+  if (profile)
+    ++profile->issued[size_t(inst.op)];
   if (inst.guard != Operand::kNoReg &&
       bool(t.regs[inst.guard] & 1) == inst.guardNegated) {
     ++t.pc;
@@ -656,6 +739,8 @@ bool BlockRunner::step(Thread &t) {
     if (inst.vec > 1 && inst.space != Space::Param && at % (bytes * inst.vec))
       fault(t, "misaligned vector load of " + std::to_string(bytes * inst.vec) +
                    " bytes at " + std::to_string(at));
+    if (profile)
+      profileAccess(t, inst, at, bytes * inst.vec);
     for (uint32_t i = 0; i < inst.vec; ++i) {
       uint64_t v = 0;
       load(t, inst.space, at + i * bytes, bytes, &v);
@@ -670,6 +755,8 @@ bool BlockRunner::step(Thread &t) {
       fault(t, "misaligned vector store of " +
                    std::to_string(bytes * inst.vec) + " bytes at " +
                    std::to_string(at));
+    if (profile)
+      profileAccess(t, inst, at, bytes * inst.vec);
     for (uint32_t i = 0; i < inst.vec; ++i) {
       uint64_t v = read(t, ops[i + 1]);
       store(t, inst.space, at + i * bytes, bytes, &v);
@@ -690,6 +777,12 @@ bool BlockRunner::step(Thread &t) {
     // The copy may land any time before its wait: it must not race with
     // this epoch's accesses either.
     checkShared(t, copy.shared, copy.bytes, true);
+    if (profile) {
+      uint32_t run = nextRun(t);
+      recordAccess(t, run, /*toShared=*/true, copy.shared, copy.bytes);
+      if (copy.sourceBytes)
+        recordAccess(t, run, /*toShared=*/false, copy.global, copy.sourceBytes);
+    }
     t.openGroup.push_back(copy);
     break;
   }
@@ -803,6 +896,16 @@ void BlockRunner::runCollective(std::vector<Thread *> &lanes) {
             fault(source, "misaligned ldmatrix row address");
           load(source, Space::Shared, at, 16, rows[m][r]);
         }
+      // Each matrix is one phase: 8 rows of 16 bytes.
+      if (profile)
+        for (uint32_t m = 0; m < inst.vec; ++m) {
+          std::vector<uint64_t> words;
+          for (uint32_t r = 0; r < 8; ++r)
+            for (uint64_t w = 0; w < 4; ++w)
+              words.push_back(address(*byLane[8 * m + r], ops[inst.vec]) / 4 +
+                              w);
+          tallyPhase(words, *profile);
+        }
       for (uint32_t lane = 0; lane < 32; ++lane)
         for (uint32_t m = 0; m < inst.vec; ++m) {
           uint32_t g = lane / 4, c = 2 * (lane % 4);
@@ -877,6 +980,8 @@ void BlockRunner::runBarrier() {
     t.state = Thread::Running;
     ++t.pc;
   }
+  if (profile)
+    tallyAccesses();
   ++epoch;
 }
 
@@ -925,8 +1030,13 @@ void BlockRunner::run(uint32_t x, uint32_t y, uint32_t z) {
       continue;
     for (Thread &t : threads)
       live |= t.state != Thread::Exited;
-    if (!live)
+    if (!live) {
+      if (profile) {
+        tallyAccesses();
+        ++profile->blocks;
+      }
       return;
+    }
     runBarrier();
   }
 }
@@ -934,9 +1044,10 @@ void BlockRunner::run(uint32_t x, uint32_t y, uint32_t z) {
 std::string attn::emulator::runKernel(const Kernel &kernel,
                                       const LaunchShape &shape,
                                       const std::vector<uint8_t> &parameters,
-                                      const DeviceMemory &memory) {
+                                      const DeviceMemory &memory,
+                                      Profile *profile) {
   try {
-    BlockRunner runner(kernel, shape, parameters, memory);
+    BlockRunner runner(kernel, shape, parameters, memory, profile);
     for (uint32_t z = 0; z < shape.grid[2]; ++z)
       for (uint32_t y = 0; y < shape.grid[1]; ++y)
         for (uint32_t x = 0; x < shape.grid[0]; ++x)

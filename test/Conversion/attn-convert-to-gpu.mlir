@@ -23,9 +23,19 @@
 // CHECK: gpu.func @causal(%{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: index, %[[KSQ:[a-z0-9_]+]]: index, %[[KSK:[a-z0-9_]+]]: index, %{{.+}}: index, %{{.+}}: index)
 // CHECK-SAME: workgroup(%[[KT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>, %[[VT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: kernel attributes {attn.block_rows = 32 : i64, known_block_size = array<i32: 128, 1, 1>}
-// Each lane holds 32 of the row's 128 query elements, scaled.
-// CHECK: %[[QS:.+]] = vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<32xf16>
-// CHECK: %[[QX:.+]] = arith.extf %[[QS]] : vector<32xf16> to vector<32xf32>
+// Each lane (L, of the row's 4) holds 32 of the row's 128 query elements,
+// scaled: 8 chunks of 4, chunk c from column (4 c + L) 4, so the row's lanes
+// read adjacent chunks (no shared-memory bank conflict on K and V).
+// CHECK: %[[LANE:.+]] = arith.remui %{{.+}}, %[[C4:.+]] : index
+// CHECK: %[[COL0:.+]] = arith.muli %[[LANE]], %[[C4]] : index
+// CHECK: %[[AT0:.+]] = arith.addi %[[QROW:.+]], %[[COL0]] : index
+// CHECK: %[[Q0:.+]] = vector.load %{{.+}}[%[[AT0]]] : memref<?xf16>, vector<4xf16>
+// CHECK: %[[CHUNK1:.+]] = arith.addi %[[LANE]], %[[C4]] : index
+// CHECK: %[[COL1:.+]] = arith.muli %[[CHUNK1]], %[[C4]] : index
+// CHECK: %[[AT1:.+]] = arith.addi %[[QROW]], %[[COL1]] : index
+// CHECK: %[[Q1:.+]] = vector.load %{{.+}}[%[[AT1]]] : memref<?xf16>, vector<4xf16>
+// CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xf32>, vector<4xf32>
+// CHECK: %[[QX:.+]] = vector.shuffle %{{.+}}, %{{.+}} [0, 1, {{.*}}, 31] : vector<28xf32>, vector<4xf32>
 // CHECK: %[[QSCALED:.+]] = arith.mulf %[[QX]], %{{.+}} : vector<32xf32>
 // Bottom-right causal: keys up to (last query of the block) + Sk - Sq.
 // CHECK: %[[SHIFT:.+]] = arith.subi %[[KSK]], %[[KSQ]] : index
@@ -46,7 +56,9 @@
 // CHECK: memref.store %{{.+}}, %[[VT]][
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
-// CHECK: %[[KS:.+]] = vector.load %[[KT]][%[[J]], %{{.+}}] : memref<32x128xf32, #gpu.address_space<workgroup>>, vector<32xf32>
+// CHECK: vector.load %[[KT]][%[[J]], %[[COL0]]] : memref<32x128xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.load %[[KT]][%[[J]], %[[COL1]]] : memref<32x128xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: %[[KS:.+]] = vector.shuffle %{{.+}}, %{{.+}} [0, 1, {{.*}}, 31] : vector<28xf32>, vector<4xf32>
 // CHECK: %[[PROD:.+]] = arith.mulf %[[QSCALED]], %[[KS]] : vector<32xf32>
 // CHECK: %[[PART:.+]] = vector.reduction <add>, %[[PROD]] : vector<32xf32> into f32
 // The 4 lanes of a row sum their partial dot products.
@@ -60,7 +72,8 @@
 // CHECK: math.exp2
 // CHECK: math.exp2
 // CHECK: %[[P:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
-// CHECK: %[[VS:.+]] = vector.load %[[VT]]
+// CHECK: vector.load %[[VT]][%{{.+}}, %[[COL0]]]
+// CHECK: %[[VS:.+]] = vector.shuffle {{.*}} : vector<28xf32>, vector<4xf32>
 // A key with p = 0 adds nothing, not even a NaN value: acc * alpha stays.
 // CHECK: %[[SEEN:.+]] = arith.cmpf one, %[[P]], %{{.+}} : f32
 // CHECK: %[[PB:.+]] = vector.broadcast %[[P]] : f32 to vector<32xf32>
@@ -70,7 +83,10 @@
 // CHECK: arith.cmpf oeq
 // CHECK: arith.truncf %{{.+}} : vector<32xf32> to vector<32xf16>
 // CHECK: scf.if
-// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<?xf16>, vector<32xf16>
+// CHECK: %[[OUT0:.+]] = vector.shuffle %[[RES:.+]], %[[RES]] [0, 1, 2, 3] : vector<32xf16>, vector<32xf16>
+// CHECK: %[[OUTAT:.+]] = arith.addi %{{.+}}, %[[COL0]] : index
+// CHECK: vector.store %[[OUT0]], %{{.+}}[%[[OUTAT]]] : memref<?xf16>, vector<4xf16>
+// CHECK: vector.shuffle %[[RES]], %[[RES]] [4, 5, 6, 7] : vector<32xf16>, vector<32xf16>
 // 64-key tiles of D + Dv = 256 floats would take 64 KiB: cut to the 48 keys
 // that fit in 48 KiB of static shared memory.
 // SIZES-LABEL: gpu.func @causal
@@ -290,7 +306,7 @@ func.func @chunked(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK-DAG: %[[SCALE:.+]] = arith.constant dense<2.500000e-01> : vector<32xf32>
 // CHECK: %[[QSCALED:.+]] = arith.mulf %{{.+}}, %[[SCALE]] : vector<32xf32>
 // CHECK: scf.for
-// CHECK: %[[KS:.+]] = vector.load
+// CHECK: %[[KS:.+]] = vector.shuffle {{.*}} : vector<28xf32>, vector<4xf32>
 // CHECK: %[[QSIDE:.+]] = vector.fma %[[KS]], %[[HALF]], %[[QSCALED]] : vector<32xf32>
 // CHECK: %[[PROD:.+]] = arith.mulf %[[QSIDE]], %[[KS]] : vector<32xf32>
 // CHECK: vector.reduction <add>, %[[PROD]]
@@ -366,7 +382,7 @@ func.func @relpos(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // scaled.
 // CHECK-LABEL: gpu.func @additive
 // CHECK: scf.for
-// CHECK: %[[KS:.+]] = vector.load
+// CHECK: %[[KS:.+]] = vector.shuffle {{.*}} : vector<28xf32>, vector<4xf32>
 // CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %[[KS]] : vector<32xf32>
 // CHECK: %[[T:.+]] = math.tanh %[[SUM]] : vector<32xf32>
 // CHECK: %[[PROD:.+]] = arith.mulf %{{.+}}, %[[T]] : vector<32xf32>

@@ -212,12 +212,30 @@ constexpr uint32_t kMaxSharedBytes = 228 * 1024;
 constexpr uint32_t kMaxRegisters = 1 << 16;
 constexpr uint64_t kMaxGlobalBytes = uint64_t(1) << 28;
 
+/// What a launch did, counted when runKernel is given one: a model of the
+/// work a GPU would issue, not a timing. The instructions its threads issued
+/// by opcode (a guarded-off one too, as on a GPU), and the shared-memory
+/// wavefronts and global 32-byte sectors its warps' memory instructions
+/// took next to the fewest their bytes need (a bank conflict or an
+/// uncoalesced access shows as the difference). The lanes of a warp access
+/// together on their n-th run of an instruction between two barriers.
+struct Profile {
+  static constexpr size_t kOpcodes = size_t(Opcode::Ldmatrix) + 1;
+  uint64_t issued[kOpcodes] = {};
+  /// Thread instructions that accessed global (ld, st, cp.async's source)
+  /// and shared memory (ld, st; cp.async's and ldmatrix's are apart).
+  uint64_t globalAccesses = 0, sharedAccesses = 0;
+  uint64_t sharedWavefronts = 0, sharedIdealWavefronts = 0;
+  uint64_t globalSectors = 0, globalIdealSectors = 0;
+  uint64_t blocks = 0;
+};
+
 /// Runs `kernel` over the grid, parameters laid out as `parameters`
-/// describes. Returns "" on success, else what stopped it (the block, the
-/// thread, the PTX line and the fault).
+/// describes, counting into `profile` when given. Returns "" on success,
+/// else what stopped it (the block, the thread, the PTX line and the fault).
 std::string runKernel(const Kernel &kernel, const LaunchShape &shape,
                       const std::vector<uint8_t> &parameters,
-                      const DeviceMemory &memory);
+                      const DeviceMemory &memory, Profile *profile = nullptr);
 
 } // namespace attn::emulator
 

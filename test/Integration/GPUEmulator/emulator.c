@@ -3,10 +3,17 @@
 // generation: ldmatrix (x4, x2.trans) and mma.sync m16n8k16 against a naive
 // product (fp32 accumulation of f16 inputs: agreement to 1e-5), then each
 // fault it must stop a launch for, with its message, and the load errors.
+// Its profile (ATTN_EMULATOR_PROFILE) counts by hand: 46 warp instructions;
+// global 16 + 8 sectors staged in, 2 x 8 stored, all coalesced; shared
+// stores of 4 + 2 wavefronts, the x2.trans ldmatrix of B's 16-byte rows 2,
+// and the x4 one of A's 32-byte rows 8 where 4 would do: rows r and r + 4
+// of each 8x8 matrix share banks.
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %cc -std=c11 -Wall -Werror -I%cuda_toolkit/include %s -L%cuda_emulator_dir -lcuda -Wl,-rpath,%cuda_emulator_dir -lm -o %t/emulator
 // RUN: %t/emulator mma | FileCheck %s --check-prefix=MMA
+// RUN: env ATTN_EMULATOR_PROFILE=%t/profile %t/emulator mma
+// RUN: FileCheck %s --check-prefix=PROFILE < %t/profile
 // RUN: %t/emulator oob 2>&1 | FileCheck %s --check-prefix=OOB
 // RUN: %t/emulator misaligned 2>&1 | FileCheck %s --check-prefix=MISALIGNED
 // RUN: %t/emulator race 2>&1 | FileCheck %s --check-prefix=RACE
@@ -16,6 +23,7 @@
 // RUN: %t/emulator cubin 2>&1 | FileCheck %s --check-prefix=CUBIN
 
 // MMA: mma: max error {{.*}} ok
+// PROFILE: profile kernel=mma_tile blocks=1 warp_instructions=46 mma=1 ldmatrix=2 ex2=0 shfl=0 bar=1 cp_async=0 ld_st_global=4 ld_st_shared=2 other=36 issue_per_mma=46.00 shared_wavefronts=16/12 global_sectors=40/40
 // OOB: launch failed: oob: block (0, 0, 0), thread 0, PTX line {{[0-9]+}}: global store of 4 bytes outside every allocation
 // OOB: oob: launch 719, then cuMemAlloc 719
 // MISALIGNED: thread 0, PTX line {{[0-9]+}}: misaligned global load of 4 bytes
