@@ -397,13 +397,12 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     regions are inlined per score; mask and bias tensors are read per score
     (broadcast dims at stride 0, rows past Sq clamped in bounds).
 
-    With `mma` (experimental: compiled and assembled, not yet run on a GPU),
-    an f16 or bf16 attention with D a multiple of 16, Dv of 8, both at most
-    128,
-    takes the tensor-core kernel instead: blocks of 4 warps, each computing
-    16 query rows with `nvgpu.mma.sync` m16n8k16 (f32 accumulators): the
-    query as A fragments in registers, S = Q K^T against f16 K tiles in
-    shared memory, the online softmax on the score fragments (row max over
+    With `mma` (run on the CUDA emulator, not yet on a GPU), an f16 or bf16
+    attention with D a multiple of 16, Dv of 8, both at most 128, takes the
+    tensor-core kernel instead: blocks of 4 warps, each computing 16 query
+    rows with `nvgpu.mma.sync` m16n8k16 (f32 accumulators): the query as A
+    fragments in registers, S = Q K^T against f16 K tiles of
+    `mma-kv-tile-size` keys in shared memory, the online softmax on the score fragments (row max over
     the 4 lanes of a row by shuffles), and O += P V with P's fragments taken
     from the score fragments of two adjacent 8-key blocks (FlashAttention-2's
     register reuse). bf16 uses `nvvm.mma.sync` directly (MLIR 22's
@@ -437,7 +436,12 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",
            "Query rows per thread block">,
     Option<"kvTileSize", "kv-tile-size", "int64_t", /*default=*/"32",
-           "Keys per shared-memory tile">,
+           "Keys per shared-memory tile of the FMA kernel">,
+    Option<"mmaKvTileSize", "mma-kv-tile-size", "int64_t", /*default=*/"0",
+           "Keys per shared-memory tile of the tensor-core kernel, in whole "
+           "16-key steps, fewer where 48 KiB would not hold them (0: 64, or "
+           "32 under per-score masks other than causal and sliding-window "
+           "ones)">,
     Option<"mma", "mma", "bool", /*default=*/"false",
            "Run f16/bf16 attentions with D, Dv <= 128 on tensor cores "
            "(experimental: not yet run on a GPU)">,

@@ -72,6 +72,10 @@ struct KernelShape {
   int64_t kvTile;        // keys per shared-memory tile
   int64_t headDim, valueDim;
   bool mma = false; // tensor cores: 4 warps of 16 rows
+  /// Whether the tensor cores' cp.async copies of a tile that ends before
+  /// the visible keys do skip the per-row guards (cheaper, but their
+  /// addresses stay live in registers).
+  bool unguardedWholeTiles = false;
   /// The exact FMA kernel behind a tensor-core kernel of `redoTile`-key
   /// tiles under a per-row mask: it redoes only the blocks whose V holds
   /// NaN or Inf in a tile they see partly (see scanPartialValues).
@@ -121,9 +125,26 @@ private:
   RowOperands rowOperands(const KernelArgs &args, Value batch, Value head,
                           Value i, Value rowValid);
 
-  /// The base-2 logit of one scaled score of row i and key j: score_mod,
-  /// bias, then every mask (and `visible`); -inf where hidden. A null
-  /// `visible` says the key is in a tile the block sees whole: no mask.
+  /// Whether nothing (score_mod, bias, relative-position bias) comes
+  /// between the scaled score and its base-2 logit: then the kernels fold
+  /// log2(e) into the scale, saving a multiply per score.
+  bool logitIsScaledScore(const KernelArgs &args) {
+    return op.getScoreMod().empty() && !args.bias && !args.relBias;
+  }
+  /// The factor the kernels scale scores by: the attention's scale, times
+  /// log2(e) when logitIsScaledScore.
+  Value logitScale(const KernelArgs &args) {
+    Value scale =
+        createScale(b, loc, op.getScale(), b.getIndexAttr(shape.headDim));
+    if (!logitIsScaledScore(args))
+      return scale;
+    return arith::MulFOp::create(b, loc, scale, f32(M_LOG2E));
+  }
+
+  /// The base-2 logit of one score of row i and key j, scaled by
+  /// logitScale: score_mod, bias, then every mask (and `visible`); -inf
+  /// where hidden. A null `visible` says the key is in a tile the block sees
+  /// whole: no mask.
   Value maskedLogit(const KernelArgs &args, const RowOperands &row, Value score,
                     Value batch, Value head, Value i, Value j, Value visible);
 
@@ -132,6 +153,17 @@ private:
   /// lse output and `store` holds.
   void storeLse(const KernelArgs &args, Value batch, Value head, Value i,
                 Value max, Value sum, Value store);
+
+  /// What the online softmax subtracts from a row's logits given their
+  /// running max: the max, or 0 while it is -inf (the row has seen no key).
+  /// Then exp2 of the hidden logits and of the old max (-inf) is 0, and the
+  /// row keeps (acc, sum) = 0 without a select per score.
+  Value softmaxBase(Value max) {
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                              f32(-std::numeric_limits<float>::infinity()));
+    return arith::SelectOp::create(b, loc, empty, f32(0.0), max);
+  }
 
   /// `value` combined (sum or max) over the `lanes` consecutive lanes that
   /// share it, by xor shuffles.
@@ -402,26 +434,67 @@ void KernelBuilder::stageTileAsync(Value tile, Value source, Value batch,
   constexpr int64_t chunk = 8;
   int64_t chunksPerRow = dim / chunk, chunks = shape.kvTile * chunksPerRow;
   int64_t threads = shape.threads();
-  for (int64_t first = 0; first < chunks; first += threads) {
-    OpBuilder::InsertionGuard guard(b);
-    Value e = m.add(tid, index(first));
-    if (first + threads > chunks) {
-      auto inRange = scf::IfOp::create(b, loc, m.slt(e, index(chunks)),
-                                       /*withElseRegion=*/false);
-      b.setInsertionPointToStart(&inRange.getThenRegion().front());
+  // With shape.unguardedWholeTiles, a tile whose keys all come before `end`
+  // copies them unguarded: its row addresses are then affine in tileStart,
+  // cheap to step (most tiles).
+  auto copies = [&](bool guarded) {
+    for (int64_t first = 0; first < chunks; first += threads) {
+      OpBuilder::InsertionGuard guard(b);
+      Value e = m.add(tid, index(first));
+      if (first + threads > chunks) {
+        auto inRange = scf::IfOp::create(b, loc, m.slt(e, index(chunks)),
+                                         /*withElseRegion=*/false);
+        b.setInsertionPointToStart(&inRange.getThenRegion().front());
+      }
+      // When a pass of the threads covers whole rows, a thread keeps its
+      // column and steps its row by a constant: one base address plus
+      // immediate offsets, not an address per pass held across the loop.
+      Value r, c;
+      if (threads % chunksPerRow == 0) {
+        r = m.add(div(tid, index(chunksPerRow)), index(first / chunksPerRow));
+        c = mul(rem(tid, index(chunksPerRow)), index(chunk));
+      } else {
+        r = div(e, index(chunksPerRow));
+        c = mul(rem(e, index(chunksPerRow)), index(chunk));
+      }
+      Value row, count;
+      if (guarded) {
+        // Rows past the end copy nothing: zeros.
+        auto [rowInside, safeRow] =
+            stagedRow(batch, kvHead, tileStart, r, end, sk, dim);
+        row = safeRow;
+        count =
+            arith::SelectOp::create(b, loc, rowInside, index(chunk), index(0));
+      } else {
+        row =
+            rowOffset(batch, kvHead, m.add(tileStart, r), kvHeadCount, sk, dim);
+      }
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
+          ValueRange{r, c}, source, ValueRange{m.add(row, c)},
+          b.getIndexAttr(chunk), count,
+          /*bypassL1=*/b.getUnitAttr());
     }
-    Value r = div(e, index(chunksPerRow)),
-          c = mul(rem(e, index(chunksPerRow)), index(chunk));
-    auto [inside, row] = stagedRow(batch, kvHead, tileStart, r, end, sk, dim);
-    Value at = m.add(row, c);
-    // Rows past the end copy nothing: zeros.
-    Value count =
-        arith::SelectOp::create(b, loc, inside, index(chunk), index(0));
-    nvgpu::DeviceAsyncCopyOp::create(
-        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
-        ValueRange{r, c}, source, ValueRange{at}, b.getIndexAttr(chunk), count,
-        /*bypassL1=*/b.getUnitAttr());
+  };
+  if (!shape.unguardedWholeTiles) {
+    copies(/*guarded=*/true);
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    return;
   }
+  scf::IfOp::create(
+      b, loc, m.sle(m.add(tileStart, index(shape.kvTile)), end),
+      [&](OpBuilder &tb, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+        copies(/*guarded=*/false);
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &eb, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
+        copies(/*guarded=*/true);
+        scf::YieldOp::create(b, loc);
+      });
   NVVM::CpAsyncCommitGroupOp::create(b, loc);
 }
 
@@ -524,7 +597,9 @@ Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
     score = arith::AddFOp::create(
         b, loc, score, memref::LoadOp::create(b, loc, args.relBias, at));
   }
-  Value logit = arith::MulFOp::create(b, loc, score, f32(M_LOG2E));
+  Value logit = logitIsScaledScore(args)
+                    ? score
+                    : arith::MulFOp::create(b, loc, score, f32(M_LOG2E));
   if (!visible)
     return logit;
   if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
@@ -790,8 +865,8 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Value safeRow =
       arith::SelectOp::create(b, loc, rowValid, i, m.sub(sq, index(1)));
   Value qAt = rowOffset(batch, head, safeRow, heads, sq, shape.headDim);
-  Value scale =
-      createScale(b, loc, op.getScale(), b.getIndexAttr(shape.headDim));
+  // The Gaussian and additive scores are linear in it too.
+  Value scale = logitScale(args);
   auto qVecType = VectorType::get({shape.headSlice()}, b.getF32Type());
   Value qLoaded = loadRowSlice(q, qAt, lane, shape.headSlice());
   Value qSlice = arith::MulFOp::create(
@@ -868,19 +943,13 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
               Value j = m.add(tileStart, jj);
               Value logit = maskedLogit(args, rowMasks, score, batch, head, i,
                                         j, whole ? Value() : rowValid);
-              // Online softmax in base 2; exp2(-inf) = 0, and a row that has
-              // seen no visible key yet keeps (acc, sum) = 0.
+              // Online softmax in base 2.
               Value newMax = arith::MaximumFOp::create(b, loc, rowMax, logit);
-              Value empty = arith::CmpFOp::create(
-                  b, loc, arith::CmpFPredicate::OEQ, newMax, negInf);
-              Value alpha = arith::SelectOp::create(
-                  b, loc, empty, f32(1.0),
-                  math::Exp2Op::create(
-                      b, loc, arith::SubFOp::create(b, loc, rowMax, newMax)));
-              Value p = arith::SelectOp::create(
-                  b, loc, empty, zero,
-                  math::Exp2Op::create(
-                      b, loc, arith::SubFOp::create(b, loc, logit, newMax)));
+              Value base = softmaxBase(newMax);
+              Value alpha = math::Exp2Op::create(
+                  b, loc, arith::SubFOp::create(b, loc, rowMax, base));
+              Value p = math::Exp2Op::create(
+                  b, loc, arith::SubFOp::create(b, loc, logit, base));
               Value newSum = arith::AddFOp::create(
                   b, loc, arith::MulFOp::create(b, loc, rowSum, alpha), p);
               Value valueSlice =
@@ -1148,7 +1217,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
     }
     queryFrags.push_back(frag);
   }
-  Value scale = createScale(b, loc, op.getScale(), b.getIndexAttr(d));
+  Value scale = logitScale(args);
 
   BlockKeys keys = blockKeys(args, batch, head, qFirst);
   Value end = keys.end;
@@ -1229,7 +1298,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
 
         // Online softmax per row, its max over the row's 4 lanes.
         SmallVector<Value> next(state.begin(), state.end());
-        Value alpha[2], newMax[2], empty[2];
+        Value alpha[2], newMax[2];
         SmallVector<Value> probs(logits.size());
         for (int64_t r = 0; r < 2; ++r) {
           Value rowMax = state[r];
@@ -1238,21 +1307,15 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
               rowMax = arith::MaximumFOp::create(b, loc, rowMax,
                                                  logits[nb * 4 + r * 2 + c]);
           newMax[r] = combineLanes(rowMax, 4, /*max=*/true);
-          empty[r] = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                           newMax[r], negInf);
-          alpha[r] = arith::SelectOp::create(
-              b, loc, empty[r], f32(1.0),
-              math::Exp2Op::create(
-                  b, loc, arith::SubFOp::create(b, loc, state[r], newMax[r])));
+          Value base = softmaxBase(newMax[r]);
+          alpha[r] = math::Exp2Op::create(
+              b, loc, arith::SubFOp::create(b, loc, state[r], base));
           Value sum = arith::MulFOp::create(b, loc, state[2 + r], alpha[r]);
           for (int64_t nb = 0; nb < bc / 8; ++nb)
             for (int64_t c = 0; c < 2; ++c) {
               int64_t at = nb * 4 + r * 2 + c;
-              probs[at] = arith::SelectOp::create(
-                  b, loc, empty[r], zero,
-                  math::Exp2Op::create(
-                      b, loc,
-                      arith::SubFOp::create(b, loc, logits[at], newMax[r])));
+              probs[at] = math::Exp2Op::create(
+                  b, loc, arith::SubFOp::create(b, loc, logits[at], base));
               sum = arith::AddFOp::create(b, loc, sum, probs[at]);
             }
           next[r] = newMax[r];
@@ -1416,17 +1479,37 @@ static bool hidesKeysPerRow(AttentionOp op) {
          !op.getMaskMod().empty() || op.getBlockMask();
 }
 
-static FailureOr<KernelShape> chooseShape(AttentionOp op, int64_t blockRows,
-                                          int64_t kvTile, bool mma) {
+/// Whether the kernel of `op` evaluates a mask other than a band (causal or
+/// sliding window) per score in the key tiles a block sees partly: a mask
+/// tensor, a mask_mod, spans, a block mask or another structured mask. Those
+/// keep more registers live than 64-key tensor-core tiles and unguarded
+/// copies leave (ptxas then spills to stay at 128 or 168 registers), so they
+/// take 32-key tiles and guarded copies.
+static bool evaluatesMasksBeyondBands(AttentionOp op) {
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  return op.getMask() || !op.getMaskMod().empty() || op.getSpans() ||
+         op.getBlockMask() || (mask && !isBandMask(mask));
+}
+
+static FailureOr<KernelShape>
+chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
   int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
   int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
-  if (mma && fitsTensorCores(op, d, dv)) {
+  int64_t blockRows = options.blockRows, kvTile = options.kvTileSize;
+  if (options.mma && fitsTensorCores(op, d, dv)) {
     // 4 warps of 16 rows; key tiles in whole 16-key steps of f16 that fit.
-    KernelShape shape{64, 4, kvTile, d, dv};
+    // Kernels evaluating heavier masks keep fewer registers live.
+    bool lean = evaluatesMasksBeyondBands(op);
+    int64_t keys = options.mmaKvTileSize;
+    if (!keys)
+      keys = lean ? 32 : 64;
+    int64_t steps = std::max<int64_t>(1, keys / 16);
+    KernelShape shape{64, 4, 16 * steps, d, dv};
     shape.mma = true;
+    shape.unguardedWholeTiles = !lean;
     int64_t rowBytes =
         (d + shape.rowPadding(d) + dv + shape.rowPadding(dv)) * 2;
-    shape.kvTile = std::min<int64_t>(std::max<int64_t>(16, kvTile / 16 * 16),
+    shape.kvTile = std::min<int64_t>(shape.kvTile,
                                      kStaticSharedBytes / rowBytes / 16 * 16);
     return shape;
   }
@@ -1924,10 +2007,9 @@ static void buildProjectionKernel(gpu::GPUModuleOp module, StringRef name,
 ///   attention into O [B, Sq, Hq, Dv], then out = O W_o (+ b_o);
 /// - additive: Q = q W_q, K = k W_k, the score weights w broadcast to the
 ///   [Hq, A] f32 table, then the additive-similarity attention.
-static LogicalResult convertProjectedAttentionToGPU(func::FuncOp func,
-                                                    Operation *op,
-                                                    int64_t blockRows,
-                                                    int64_t kvTile, bool mma) {
+static LogicalResult
+convertProjectedAttentionToGPU(func::FuncOp func, Operation *op,
+                               const ConvertAttnToGPUOptions &options) {
   auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
   if (!llvm::equal(op->getOperands(), func.getArguments()) || !ret ||
       ret.getOperands() != op->getResults())
@@ -1986,7 +2068,7 @@ static LogicalResult convertProjectedAttentionToGPU(func::FuncOp func,
     auto arg = dyn_cast<BlockArgument>(operand);
     argumentOf.push_back(arg ? int64_t(arg.getArgNumber()) : -1);
   }
-  if (failed(convertAttentionToGPU(outlined, blockRows, kvTile, mma))) {
+  if (failed(convertAttentionToGPU(outlined, options))) {
     expanded.erase();
     return failure();
   }
@@ -2159,19 +2241,19 @@ static LogicalResult convertProjectedAttentionToGPU(func::FuncOp func,
   return success();
 }
 
-LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
-                                                int64_t blockRows,
-                                                int64_t kvTile, bool mma) {
+LogicalResult
+mlir::attn::convertAttentionToGPU(func::FuncOp func,
+                                  const ConvertAttnToGPUOptions &options) {
   auto linear = func.getOps<LinearAttentionOp>();
   if (!linear.empty())
     return convertLinearAttentionToGPU(func, *linear.begin());
   for (Operation &op : func.getBody().front())
     if (isa<MultiHeadAttentionOp, AdditiveAttentionOp>(op))
-      return convertProjectedAttentionToGPU(func, &op, blockRows, kvTile, mma);
+      return convertProjectedAttentionToGPU(func, &op, options);
   AttentionOp op = getKernelAttention(func);
   if (!op)
     return failure();
-  FailureOr<KernelShape> chosen = chooseShape(op, blockRows, kvTile, mma);
+  FailureOr<KernelShape> chosen = chooseShape(op, options);
   if (failed(chosen))
     return failure();
   KernelShape shape = *chosen;
@@ -2208,8 +2290,10 @@ LogicalResult mlir::attn::convertAttentionToGPU(func::FuncOp func,
   // Under a per-row mask, an exact FMA kernel over blocks of the same rows
   // redoes those the tensor cores would get wrong (NaN or Inf in V).
   if (shape.mma && hidesKeysPerRow(op)) {
-    FailureOr<KernelShape> exact =
-        chooseShape(op, shape.blockRows, kvTile, /*mma=*/false);
+    ConvertAttnToGPUOptions exactOptions = options;
+    exactOptions.blockRows = shape.blockRows;
+    exactOptions.mma = false;
+    FailureOr<KernelShape> exact = chooseShape(op, exactOptions);
     if (failed(exact))
       return failure();
     exact->redoTile = shape.kvTile;
@@ -2231,12 +2315,14 @@ struct ConvertAttnToGPUPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (blockRows <= 0 || kvTileSize <= 0 || blockRows > 1024) {
+    if (blockRows <= 0 || kvTileSize <= 0 || mmaKvTileSize < 0 ||
+        blockRows > 1024) {
       getOperation()->emitError()
-          << "attn-convert-to-gpu: block-rows must be in [1, 1024] and "
-             "kv-tile-size positive, got "
-          << static_cast<int64_t>(blockRows) << " and "
-          << static_cast<int64_t>(kvTileSize);
+          << "attn-convert-to-gpu: block-rows must be in [1, 1024], "
+             "kv-tile-size positive and mma-kv-tile-size not negative, got "
+          << static_cast<int64_t>(blockRows) << ", "
+          << static_cast<int64_t>(kvTileSize) << " and "
+          << static_cast<int64_t>(mmaKvTileSize);
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> kernels;
@@ -2244,7 +2330,8 @@ struct ConvertAttnToGPUPass
       if (!func.isExternal())
         kernels.push_back(func);
     for (func::FuncOp func : kernels)
-      if (failed(convertAttentionToGPU(func, blockRows, kvTileSize, mma)))
+      if (failed(convertAttentionToGPU(
+              func, {blockRows, kvTileSize, mmaKvTileSize, mma})))
         return signalPassFailure();
     materializeBlockBitmapTables(getOperation());
   }

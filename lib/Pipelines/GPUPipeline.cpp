@@ -32,6 +32,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   ConvertAttnToGPUOptions convert;
   convert.blockRows = options.blockRows;
   convert.kvTileSize = options.kvTileSize;
+  convert.mmaKvTileSize = options.mmaKvTileSize;
   convert.mma = options.mma;
   pm.addPass(createConvertAttnToGPU(convert));
   pm.addPass(createCanonicalizerPass());

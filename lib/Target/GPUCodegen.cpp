@@ -163,6 +163,7 @@ static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
   pipeline.format = format.str();
   pipeline.blockRows = options.blockRows;
   pipeline.kvTileSize = options.kvTileSize;
+  pipeline.mmaKvTileSize = options.mmaKvTileSize;
   pipeline.mma = options.mma;
   buildGPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))

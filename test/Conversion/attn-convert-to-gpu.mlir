@@ -2,7 +2,8 @@
 // RUN: attn-opt %s --attn-convert-to-gpu="block-rows=16 kv-tile-size=64" --canonicalize --split-input-file | FileCheck %s --check-prefix=SIZES
 // RUN: not attn-opt %s --attn-convert-to-gpu="block-rows=0" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWS
 // RUN: not attn-opt %s --attn-convert-to-gpu="block-rows=4" --split-input-file 2>&1 | FileCheck %s --check-prefix=WARPS
-// RUN: attn-opt %s --attn-convert-to-gpu="mma=true kv-tile-size=40" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s --attn-convert-to-gpu="mma=true mma-kv-tile-size=40" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=MMA
+// RUN: attn-opt %s --attn-convert-to-gpu="mma=true" --split-input-file | FileCheck %s --check-prefix=MMADEFAULT
 
 // GQA 8:2, f16, bottom-right causal, dynamic sequence length. The host
 // function flattens its memrefs and launches (ceil(Sq / 32), Hq, B) blocks
@@ -65,13 +66,18 @@
 // CHECK: %[[S1:.+]], %{{.+}} = gpu.shuffle xor %[[PART]], %{{.+}}, %{{.+}} : f32
 // CHECK: %[[P1:.+]] = arith.addf %[[PART]], %[[S1]] : f32
 // CHECK: %[[S2:.+]], %{{.+}} = gpu.shuffle xor %[[P1]], %{{.+}}, %{{.+}} : f32
+// The query holds scale * log2(e), so the score is the base-2 logit.
 // CHECK: %[[SCORE:.+]] = arith.addf %[[P1]], %[[S2]] : f32
-// CHECK: %[[LOGIT:.+]] = arith.mulf %[[SCORE]], %{{.+}} : f32
 // CHECK: arith.cmpi sle
-// CHECK: arith.maximumf
+// CHECK: %[[LOGIT:.+]] = arith.select %{{.+}}, %[[SCORE]], %{{.+}} : f32
+// CHECK: %[[MAX:.+]] = arith.maximumf %{{.+}}, %[[LOGIT]] : f32
+// A row that has seen no key yet subtracts 0: exp2(-inf) = 0, no select per
+// score.
+// CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[MAX]], %{{.+}} : f32
+// CHECK: %[[BASE:.+]] = arith.select %[[EMPTY]], %{{.+}}, %[[MAX]] : f32
 // CHECK: math.exp2
-// CHECK: math.exp2
-// CHECK: %[[P:.+]] = arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// CHECK: %[[SHIFTED:.+]] = arith.subf %[[LOGIT]], %[[BASE]] : f32
+// CHECK: %[[P:.+]] = math.exp2 %[[SHIFTED]] : f32
 // CHECK: vector.load %[[VT]][%{{.+}}, %[[COL0]]]
 // CHECK: %[[VS:.+]] = vector.shuffle {{.*}} : vector<28xf32>, vector<4xf32>
 // A key with p = 0 adds nothing, not even a NaN value: acc * alpha stays.
@@ -92,15 +98,19 @@
 // SIZES-LABEL: gpu.func @causal
 // SIZES-SAME: workgroup(%{{.+}} : memref<48x128xf32, #gpu.address_space<workgroup>>
 // SIZES-SAME: known_block_size = array<i32: 64, 1, 1>
-// BADROWS: error: attn-convert-to-gpu: block-rows must be in [1, 1024] and kv-tile-size positive, got 0 and 32
+// BADROWS: error: attn-convert-to-gpu: block-rows must be in [1, 1024], kv-tile-size positive and mma-kv-tile-size not negative, got 0, 32 and 0
 // mma=true: the f16 attention runs on tensor cores: 4 warps of 16 rows
 // (grid ceil(Sq / 64)), f16 K/V tiles of whole 16-key steps (40 -> 32) in
 // rows padded by 8 elements and aligned to 16 bytes (the launcher checks K
 // and V are too), the query as 8 A fragments. K of the first tile is fetched
 // by cp.async (32 x 128 / 8 = 512 copies of 16 bytes, 4 per thread) before
-// the loop; V of a tile while S = Q K^T runs, as 4 (8-key) x 8 (16-dim)
+// the loop, unguarded when the whole tile is visible (rows past the visible
+// keys otherwise copy 0 bytes: zeros); V of a tile while S = Q K^T runs, as 4 (8-key) x 8 (16-dim)
 // mma.sync on K fragments of ldmatrix; K of the next tile while O += P V runs
 // as 2 (16-key) x 16 (8-dim) mma.sync on V fragments of ldmatrix.trans.
+// By default the tensor cores take 64-key tiles under no mask or a band
+// (causal here; see evaluatesMasksBeyondBands for the 32-key ones).
+// MMADEFAULT: gpu.func @causal({{.*}}) workgroup(%{{.+}} : memref<64x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<64x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // MMA-LABEL: func.func @causal
 // MMA-DAG: %[[C64:.+]] = arith.constant 64 : index
 // MMA-DAG: %[[C128:.+]] = arith.constant 128 : index
@@ -112,14 +122,24 @@
 // MMA-SAME: attn.block_rows = 64 : i64, known_block_size = array<i32: 128, 1, 1>
 // MMA-COUNT-32: vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<2xf16>
 // MMA: scf.if
+// MMA-NEXT: %[[TILEEND:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// MMA-NEXT: %[[WHOLETILE:.+]] = arith.cmpi sle, %[[TILEEND]], %{{.+}} : index
+// MMA-NEXT: scf.if %[[WHOLETILE]] {
+// MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[KT]][%{{.+}}, %{{.+}}], 8 {bypassL1}
+// MMA-NEXT: } else {
 // MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[KT]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// MMA-NEXT: }
 // MMA-NEXT: nvvm.cp.async.commit.group
 // A tile the block sees whole runs without per-score masks, the others with.
 // MMA: scf.for
 // MMA: scf.if %{{.+}} -> (f32, f32, f32, f32, vector<2x2xf32>
 // MMA-NEXT: nvvm.cp.async.wait.group 0
 // MMA-NEXT: gpu.barrier
+// MMA: scf.if
+// MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[VT]][%{{.+}}, %{{.+}}], 8 {bypassL1}
+// MMA: } else {
 // MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[VT]][%{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// MMA-NEXT: }
 // MMA-NEXT: nvvm.cp.async.commit.group
 // MMA: nvgpu.ldmatrix %[[KT]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
 // MMA-COUNT-32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
@@ -302,8 +322,9 @@ func.func @chunked(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // slice, one fma more than a dot product. It runs the FMA kernel even under
 // mma=true: the tensor-core fragments do not give the key norms.
 // CHECK-LABEL: gpu.func @gaussian
-// CHECK-DAG: %[[HALF:.+]] = arith.constant dense<-1.250000e-01> : vector<32xf32>
-// CHECK-DAG: %[[SCALE:.+]] = arith.constant dense<2.500000e-01> : vector<32xf32>
+// Both scales hold log2(e): 0.25 * 1.4427 and half of it, negated.
+// CHECK-DAG: %[[HALF:.+]] = arith.constant dense<-0.180336878> : vector<32xf32>
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant dense<0.360673755> : vector<32xf32>
 // CHECK: %[[QSCALED:.+]] = arith.mulf %{{.+}}, %[[SCALE]] : vector<32xf32>
 // CHECK: scf.for
 // CHECK: %[[KS:.+]] = vector.shuffle {{.*}} : vector<28xf32>, vector<4xf32>

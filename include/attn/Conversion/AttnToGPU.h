@@ -7,6 +7,7 @@
 #ifndef ATTN_CONVERSION_ATTNTOGPU_H
 #define ATTN_CONVERSION_ATTNTOGPU_H
 
+#include "attn/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::attn {
@@ -15,14 +16,15 @@ namespace mlir::attn {
 /// out) on tensors, returning its one attn.attention) with a gpu.func in a
 /// new gpu.module `<name>_kernels` and a host function of the same name on
 /// memrefs that launches it over (ceil(Sq / blockRows), Hq, B) blocks. K and V
-/// pass through shared memory in tiles of `kvTile` keys. With `mma`, an f16 or
-/// bf16 attention with D <= 128 runs on tensor cores (mma.sync m16n8k16) in
-/// blocks of 4 warps of 16 rows instead. A function (q, k, v, out) of one
+/// pass through shared memory in tiles of `kvTileSize` keys. With `mma`, an
+/// f16 or bf16 attention with D <= 128 runs on tensor cores (mma.sync
+/// m16n8k16) in blocks of 4 warps of 16 rows instead, in tiles of
+/// `mmaKvTileSize` keys. A function (q, k, v, out) of one
 /// attn.linear_attention gets one block per (query head, batch entry) that
 /// keeps the linear attention's state in shared memory. Fails with a
 /// diagnostic on an attention the GPU path does not take.
-LogicalResult convertAttentionToGPU(func::FuncOp func, int64_t blockRows,
-                                    int64_t kvTile, bool mma = false);
+LogicalResult convertAttentionToGPU(func::FuncOp func,
+                                    const ConvertAttnToGPUOptions &options);
 
 } // namespace mlir::attn
 

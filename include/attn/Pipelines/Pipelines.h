@@ -87,8 +87,15 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       *this, "block-rows", llvm::cl::desc("Query rows per thread block"),
       llvm::cl::init(32)};
   PassOptions::Option<int64_t> kvTileSize{
-      *this, "kv-tile-size", llvm::cl::desc("Keys per shared-memory tile"),
+      *this, "kv-tile-size",
+      llvm::cl::desc("Keys per shared-memory tile of the FMA kernel"),
       llvm::cl::init(32)};
+  PassOptions::Option<int64_t> mmaKvTileSize{
+      *this, "mma-kv-tile-size",
+      llvm::cl::desc("Keys per shared-memory tile of the tensor-core kernel "
+                     "(0: 64, or 32 under per-score masks other than causal "
+                     "and sliding-window ones)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> mma{
       *this, "mma",
       llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 (false: "

@@ -22,7 +22,8 @@ struct GPUTargetOptions {
   std::string chip = "sm_90"; // sm_80, sm_90, ...
   std::string toolkit;        // CUDA toolkit dir (empty: CUDA_HOME, default)
   int64_t blockRows = 32;     // query rows per thread block
-  int64_t kvTileSize = 32;    // keys per shared-memory tile
+  int64_t kvTileSize = 32;    // keys per shared-memory tile (FMA kernel)
+  int64_t mmaKvTileSize = 0;  // and of the tensor-core kernel (0: its own)
   bool mma = false;           // tensor cores, f16/bf16 (experimental)
 };
 
