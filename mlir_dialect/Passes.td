@@ -399,8 +399,8 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
 
     With `mma` (run on the CUDA emulator, not yet on a GPU), an f16 or bf16
     attention with D a multiple of 16, Dv of 8, both at most 128, takes the
-    tensor-core kernel instead: blocks of 4 warps, each computing 16 query
-    rows with `nvgpu.mma.sync` m16n8k16 (f32 accumulators): the query as A
+    tensor-core kernel instead: blocks of `mma-block-rows` / 16 warps (4 by
+    default), each computing 16 query rows with `nvgpu.mma.sync` m16n8k16 (f32 accumulators): the query as A
     fragments in registers, S = Q K^T against f16 K tiles of
     `mma-kv-tile-size` keys in shared memory, the online softmax on the score fragments (row max over
     the 4 lanes of a row by shuffles), and O += P V with P's fragments taken
@@ -410,7 +410,7 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     mask (a mask tensor, a structured mask, spans, a mask_mod or a block
     mask) its products would carry a NaN or Inf of V to the rows of a block
     that do not see its key (0 x NaN = NaN), so a second kernel follows it
-    over the same 64-row blocks, `@name_exact`: the FMA kernel, behind a
+    over the same blocks of rows, `@name_exact`: the FMA kernel, behind a
     vote (an `nvvm.barrier` reduction) over the V of the tensor cores' key
     tiles the block sees partly. A block that finds no NaN or Inf there
     returns at once; the others redo their rows, selecting as the CPU
@@ -442,6 +442,9 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "16-key steps, fewer where 48 KiB would not hold them (0: 64, or "
            "32 under per-score masks other than causal and sliding-window "
            "ones)">,
+    Option<"mmaBlockRows", "mma-block-rows", "int64_t", /*default=*/"0",
+           "Query rows per thread block of the tensor-core kernel, a warp "
+           "per 16 (0: 64)">,
     Option<"mma", "mma", "bool", /*default=*/"false",
            "Run f16/bf16 attentions with D, Dv <= 128 on tensor cores "
            "(experimental: not yet run on a GPU)">,

@@ -71,7 +71,7 @@ struct KernelShape {
   int64_t threadsPerRow; // T lanes per row
   int64_t kvTile;        // keys per shared-memory tile
   int64_t headDim, valueDim;
-  bool mma = false; // tensor cores: 4 warps of 16 rows
+  bool mma = false; // tensor cores: a warp per 16 rows
   /// Whether the tensor cores' cp.async copies of a tile that ends before
   /// the visible keys do skip the per-row guards (cheaper, but their
   /// addresses stay live in registers).
@@ -80,7 +80,9 @@ struct KernelShape {
   /// tiles under a per-row mask: it redoes only the blocks whose V holds
   /// NaN or Inf in a tile they see partly (see scanPartialValues).
   int64_t redoTile = 0;
-  int64_t threads() const { return mma ? 128 : blockRows * threadsPerRow; }
+  int64_t threads() const {
+    return mma ? blockRows / 16 * 32 : blockRows * threadsPerRow;
+  }
   int64_t headSlice() const { return headDim / threadsPerRow; }
   int64_t valueSlice() const { return valueDim / threadsPerRow; }
   /// Elements after each K or V row of `dim` in shared memory: for the
@@ -1497,14 +1499,22 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
   int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
   int64_t blockRows = options.blockRows, kvTile = options.kvTileSize;
   if (options.mma && fitsTensorCores(op, d, dv)) {
-    // 4 warps of 16 rows; key tiles in whole 16-key steps of f16 that fit.
-    // Kernels evaluating heavier masks keep fewer registers live.
+    // A warp per 16 rows (4 by default); key tiles in whole 16-key steps of
+    // f16 that fit. Kernels evaluating heavier masks keep fewer registers
+    // live.
     bool lean = evaluatesMasksBeyondBands(op);
     int64_t keys = options.mmaKvTileSize;
     if (!keys)
       keys = lean ? 32 : 64;
     int64_t steps = std::max<int64_t>(1, keys / 16);
-    KernelShape shape{64, 4, 16 * steps, d, dv};
+    int64_t rows = options.mmaBlockRows ? options.mmaBlockRows : 64;
+    // Up to 8 warps: their registers (at most 255 each) fit in 64 Ki.
+    if (rows < 0 || rows > 128 || rows % 16)
+      return op.emitError() << "attn-convert-to-gpu: the tensor-core kernel "
+                               "takes a multiple of 16 query rows per block "
+                               "up to 128 (a warp per 16), got "
+                            << rows;
+    KernelShape shape{rows, 4, 16 * steps, d, dv};
     shape.mma = true;
     shape.unguardedWholeTiles = !lean;
     int64_t rowBytes =
@@ -2301,9 +2311,12 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
         *exact, (func.getSymName() + "_exact").str(),
         launches.front().kernel->getParentOfType<gpu::GPUModuleOp>()));
     // It runs rarely: registers matter more than occupancy (without the
-    // bound, ptxas may spill to keep it at 128 registers).
+    // bound, ptxas may spill to keep it at 128 registers), as many as a
+    // block of its threads may take (64 Ki per block).
+    int64_t registers =
+        std::min<int64_t>(255, 65536 / exact->threads() / 8 * 8);
     launches.back().kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                                    b.getI32IntegerAttr(255));
+                                    b.getI32IntegerAttr(registers));
   }
   replaceWithKernelLaunches(func, launches, op.getLayout(), shape.blockRows);
   return success();
@@ -2331,7 +2344,7 @@ struct ConvertAttnToGPUPass
         kernels.push_back(func);
     for (func::FuncOp func : kernels)
       if (failed(convertAttentionToGPU(
-              func, {blockRows, kvTileSize, mmaKvTileSize, mma})))
+              func, {blockRows, kvTileSize, mmaKvTileSize, mmaBlockRows, mma})))
         return signalPassFailure();
     materializeBlockBitmapTables(getOperation());
   }

@@ -33,6 +33,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   convert.blockRows = options.blockRows;
   convert.kvTileSize = options.kvTileSize;
   convert.mmaKvTileSize = options.mmaKvTileSize;
+  convert.mmaBlockRows = options.mmaBlockRows;
   convert.mma = options.mma;
   pm.addPass(createConvertAttnToGPU(convert));
   pm.addPass(createCanonicalizerPass());

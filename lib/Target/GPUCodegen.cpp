@@ -164,6 +164,7 @@ static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
   pipeline.blockRows = options.blockRows;
   pipeline.kvTileSize = options.kvTileSize;
   pipeline.mmaKvTileSize = options.mmaKvTileSize;
+  pipeline.mmaBlockRows = options.mmaBlockRows;
   pipeline.mma = options.mma;
   buildGPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))

@@ -4,6 +4,8 @@
 // RUN: not attn-opt %s --attn-convert-to-gpu="block-rows=4" --split-input-file 2>&1 | FileCheck %s --check-prefix=WARPS
 // RUN: attn-opt %s --attn-convert-to-gpu="mma=true mma-kv-tile-size=40" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=MMA
 // RUN: attn-opt %s --attn-convert-to-gpu="mma=true" --split-input-file | FileCheck %s --check-prefix=MMADEFAULT
+// RUN: attn-opt %s --attn-convert-to-gpu="mma=true mma-block-rows=128" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=ROWS128
+// RUN: not attn-opt %s --attn-convert-to-gpu="mma=true mma-block-rows=40" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADMMAROWS
 
 // GQA 8:2, f16, bottom-right causal, dynamic sequence length. The host
 // function flattens its memrefs and launches (ceil(Sq / 32), Hq, B) blocks
@@ -111,6 +113,21 @@
 // By default the tensor cores take 64-key tiles under no mask or a band
 // (causal here; see evaluatesMasksBeyondBands for the 32-key ones).
 // MMADEFAULT: gpu.func @causal({{.*}}) workgroup(%{{.+}} : memref<64x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<64x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// mma-block-rows=128: 8 warps of 16 rows (grid ceil(Sq / 128)); the exact
+// kernel's 128 rows of 4 lanes may take 65536 / 512 registers each.
+// ROWS128-LABEL: func.func @causal
+// ROWS128-DAG: %[[C128:.+]] = arith.constant 128 : index
+// ROWS128-DAG: %[[C256:.+]] = arith.constant 256 : index
+// ROWS128-DAG: %[[C512:.+]] = arith.constant 512 : index
+// ROWS128: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C128]] : index
+// ROWS128: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C256]], {{.*}}) {{.*}} {attn.block_rows = 128 : i64, attn.kv_alignment = 16 : i64}
+// ROWS128-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C512]], {{.*}}) {{.*}} {attn.block_rows = 128 : i64, attn.kv_alignment = 1 : i64}
+// ROWS128: gpu.func @causal(
+// ROWS128-SAME: known_block_size = array<i32: 256, 1, 1>
+// ROWS128: gpu.func @causal_exact(
+// ROWS128-SAME: known_block_size = array<i32: 512, 1, 1>
+// ROWS128-SAME: nvvm.maxnreg = 128 : i32
+// BADMMAROWS: error: attn-convert-to-gpu: the tensor-core kernel takes a multiple of 16 query rows per block up to 128 (a warp per 16), got 40
 // MMA-LABEL: func.func @causal
 // MMA-DAG: %[[C64:.+]] = arith.constant 64 : index
 // MMA-DAG: %[[C128:.+]] = arith.constant 128 : index

@@ -96,6 +96,11 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                      "(0: 64, or 32 under per-score masks other than causal "
                      "and sliding-window ones)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> mmaBlockRows{
+      *this, "mma-block-rows",
+      llvm::cl::desc("Query rows per thread block of the tensor-core kernel, "
+                     "a warp per 16 (0: 64)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> mma{
       *this, "mma",
       llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 (false: "

@@ -39,12 +39,14 @@ struct CPUKernelFlags {
   llvm::cl::opt<int64_t> kvTileSize{
       "kv-tile-size",
       llvm::cl::desc("Keys per tile with --fused (default 0: derived from "
-                     "the target's L2 cache)"),
+                     "the target's L2 cache); GPU: keys per shared-memory "
+                     "tile (default 0: 32, tensor cores 64 or 32)"),
       llvm::cl::init(0)};
   llvm::cl::opt<int64_t> queryTileSize{
       "query-tile-size",
       llvm::cl::desc("Queries per parallel tile with --fused (default 0: "
-                     "derived from the target's L2 cache)"),
+                     "derived from the target's L2 cache); GPU: query rows "
+                     "per thread block (default 0: 32, tensor cores 64)"),
       llvm::cl::init(0)};
 
   llvm::cl::opt<bool> mma{
@@ -54,15 +56,15 @@ struct CPUKernelFlags {
       llvm::cl::init(true)};
 
   /// The GPU options for `chip`: the tile flags map to the block rows and
-  /// the shared-memory key tile (0 keeps the GPU defaults).
+  /// the shared-memory key tile of either kernel (0 keeps the defaults).
   GPUTargetOptions gpuOptions(StringRef chip, StringRef toolkit = "") const {
     GPUTargetOptions options;
     options.chip = chip.str();
     options.toolkit = toolkit.str();
     if (kvTileSize > 0)
-      options.kvTileSize = kvTileSize;
+      options.kvTileSize = options.mmaKvTileSize = kvTileSize;
     if (queryTileSize > 0)
-      options.blockRows = queryTileSize;
+      options.blockRows = options.mmaBlockRows = queryTileSize;
     options.mma = mma;
     return options;
   }
