@@ -379,7 +379,9 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     on tensors that returns its one `attn.attention` becomes a `gpu.func @name` (in a new
     `gpu.module @name_kernels`) and a host `func.func @name` on memrefs that
     flattens its arguments and `gpu.launch_func`s the kernel over
-    (ceil(Sq / block-rows), Hq, B) blocks. Kernel arguments: q, k, v,
+    (ceil(Sq / block-rows), Hq, B) blocks, block x computing query block
+    ceil(Sq / block-rows) - 1 - x (the longest first under a causal mask).
+    Kernel arguments: q, k, v,
     [mask], [bias], [kv_lens], out as 1-D memrefs, then B, Sq, Sk, Hq and Hkv.
 
     In a block, T consecutive lanes (the fewest powers of two, up to a warp,

@@ -167,6 +167,16 @@ private:
     return arith::SelectOp::create(b, loc, empty, f32(0.0), max);
   }
 
+  /// The query block this thread block computes, counted from the last: a
+  /// GPU starts blocks about in index order, and under a causal mask the
+  /// last query blocks see the most keys, so the longest start first and
+  /// the launch ends without a tail of long blocks (longest first).
+  Value queryBlockIndex() {
+    Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+    Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    return m.sub(m.sub(blocks, index(1)), block);
+  }
+
   /// `value` combined (sum or max) over the `lanes` consecutive lanes that
   /// share it, by xor shuffles.
   Value combineLanes(Value value, int64_t lanes, bool max);
@@ -849,7 +859,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   int64_t t = shape.threadsPerRow;
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value queryBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value queryBlock = queryBlockIndex();
   Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   Value row = div(tid, index(t)), lane = rem(tid, index(t));
@@ -1182,7 +1192,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   Value zero = f32(0.0);
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value queryBlock = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value queryBlock = queryBlockIndex();
   Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   Value warp = div(tid, index(32)), lane = rem(tid, index(32));

@@ -26,6 +26,11 @@
 // CHECK: gpu.func @causal(%{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: index, %[[KSQ:[a-z0-9_]+]]: index, %[[KSK:[a-z0-9_]+]]: index, %{{.+}}: index, %{{.+}}: index)
 // CHECK-SAME: workgroup(%[[KT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>, %[[VT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>)
 // CHECK-SAME: kernel attributes {attn.block_rows = 32 : i64, known_block_size = array<i32: 128, 1, 1>}
+// Query blocks run from the last (under causal the longest first).
+// CHECK: %[[GRID:.+]] = gpu.grid_dim x
+// CHECK-NEXT: %[[BID:.+]] = gpu.block_id x
+// CHECK-NEXT: %[[LASTBLOCK:.+]] = arith.subi %[[GRID]], %{{.+}} : index
+// CHECK-NEXT: arith.subi %[[LASTBLOCK]], %[[BID]] : index
 // Each lane (L, of the row's 4) holds 32 of the row's 128 query elements,
 // scaled: 8 chunks of 4, chunk c from column (4 c + L) 4, so the row's lanes
 // read adjacent chunks (no shared-memory bank conflict on K and V).
