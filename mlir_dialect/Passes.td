@@ -390,7 +390,9 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     accumulator in registers, and the row's score is their partial dot
     products summed with `gpu.shuffle xor`. K and V tiles of `kv-tile-size`
     keys (fewer when they would not fit in 48 KiB of static shared memory)
-    are staged through shared memory (f16/bf16 widened to f32). The online softmax runs per key in registers, in base 2 with
+    are staged through shared memory (f16/bf16 widened to f32). The online softmax runs in registers in steps of 4 keys (2 under
+    per-score masks other than bands; one rescale of the accumulator per
+    step), in base 2 with
     log2(e) folded into the score; a row that sees no key writes 0. Keys that
     the band mask (causal in both alignments, sliding window) and kv_lens
     hide from every row of a block are never loaded, nor key tiles the

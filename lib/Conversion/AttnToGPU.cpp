@@ -80,6 +80,9 @@ struct KernelShape {
   /// tiles under a per-row mask: it redoes only the blocks whose V holds
   /// NaN or Inf in a tile they see partly (see scanPartialValues).
   int64_t redoTile = 0;
+  /// Keys per online-softmax step of the FMA kernel (dividing kvTile): one
+  /// rescale of the accumulator per step.
+  int64_t keyGroup = 1;
   int64_t threads() const {
     return mma ? blockRows / 16 * 32 : blockRows * threadsPerRow;
   }
@@ -319,6 +322,21 @@ private:
                 b, loc, values, values,
                 llvm::to_vector(llvm::seq<int64_t>(c * w, (c + 1) * w))),
             sliceColumn(lane, c, w));
+  }
+  /// The dot product of two f32 vectors as FMA chains over 4-wide chunks
+  /// (ptxas fuses no multiply and add by itself), then a sum of the chunk.
+  Value chunkedDot(Value x, Value y) {
+    int64_t n = cast<VectorType>(x.getType()).getNumElements();
+    int64_t w = sliceChunk(n);
+    auto chunk = [&](Value v, int64_t c) -> Value {
+      return vector::ShuffleOp::create(
+          b, loc, v, v,
+          llvm::to_vector(llvm::seq<int64_t>(c * w, (c + 1) * w)));
+    };
+    Value sum = arith::MulFOp::create(b, loc, chunk(x, 0), chunk(y, 0));
+    for (int64_t c = 1; c < n / w; ++c)
+      sum = vector::FMAOp::create(b, loc, chunk(x, c), chunk(y, c), sum);
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum);
   }
   Value sliceColumn(Value lane, int64_t c, int64_t w) {
     return mul(m.add(index(c * shape.threadsPerRow), lane), index(w));
@@ -907,6 +925,26 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   auto accType = VectorType::get({shape.valueSlice()}, b.getF32Type());
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0);
+  // Row i's score of key row jj of the K tile: this lane's part, summed
+  // over the row's lanes.
+  auto scoreOf = [&](Value jj) {
+    Value keySlice = loadTileSlice(keyTile, jj, lane, shape.headSlice());
+    Value score;
+    if (weightSlice) {
+      score = chunkedDot(
+          weightSlice,
+          math::TanhOp::create(
+              b, loc, arith::AddFOp::create(b, loc, qLoaded, keySlice)));
+    } else {
+      // A Gaussian similarity scores k (q - k / 2) (both scaled).
+      Value querySide =
+          halfScale ? vector::FMAOp::create(b, loc, keySlice, halfScale, qSlice)
+                          .getResult()
+                    : qSlice;
+      score = chunkedDot(querySide, keySlice);
+    }
+    return combineLanes(score, t, /*max=*/false);
+  };
   SmallVector<Value> initial = {
       negInf, zero,
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(accType, 0.0f))};
@@ -919,66 +957,72 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
         stageTile(valueTile, v, batch, kvHead, tileStart, end, sk,
                   shape.valueDim, tid);
         gpu::BarrierOp::create(b, loc);
-        Value count = whole ? index(shape.kvTile)
-                            : min(index(shape.kvTile), m.sub(end, tileStart));
+        // Keys in steps of `group`: one rescale of acc and one exp2 of the
+        // old max per step, not per key. A partial tile's keys past `end`
+        // (zeros in shared memory) are hidden.
+        int64_t group = shape.keyGroup;
+        Value count =
+            whole ? index(shape.kvTile)
+                  : mul(arith::CeilDivUIOp::create(
+                            b, loc,
+                            min(index(shape.kvTile), m.sub(end, tileStart)),
+                            index(group)),
+                        index(group));
         auto keys = scf::ForOp::create(
-            b, loc, index(0), count, index(1), state,
-            [&](OpBuilder &kb, Location, Value jj, ValueRange carried) {
+            b, loc, index(0), count, index(group), state,
+            [&](OpBuilder &kb, Location, Value first, ValueRange carried) {
               OpBuilder::InsertionGuard guard(b);
               b.setInsertionPoint(kb.getInsertionBlock(),
                                   kb.getInsertionPoint());
               Value rowMax = carried[0], rowSum = carried[1], acc = carried[2];
-              // The score: this lane's partial dot product, summed over the
-              // row's lanes.
-              Value keySlice =
-                  loadTileSlice(keyTile, jj, lane, shape.headSlice());
-              // A Gaussian similarity scores k (q - k / 2) (both scaled).
-              Value querySide = halfScale
-                                    ? vector::FMAOp::create(b, loc, keySlice,
-                                                            halfScale, qSlice)
-                                          .getResult()
-                                    : qSlice;
-              Value product =
-                  weightSlice
-                      ? arith::MulFOp::create(
-                            b, loc, weightSlice,
-                            math::TanhOp::create(
-                                b, loc,
-                                arith::AddFOp::create(b, loc, qLoaded,
-                                                      keySlice)))
-                            .getResult()
-                      : arith::MulFOp::create(b, loc, querySide, keySlice)
-                            .getResult();
-              Value score = vector::ReductionOp::create(
-                  b, loc, vector::CombiningKind::ADD, product);
-              score = combineLanes(score, t, /*max=*/false);
-              Value j = m.add(tileStart, jj);
-              Value logit = maskedLogit(args, rowMasks, score, batch, head, i,
-                                        j, whole ? Value() : rowValid);
+              SmallVector<Value> logits;
+              Value newMax = rowMax;
+              for (int64_t g = 0; g < group; ++g) {
+                Value jj = m.add(first, index(g)), j = m.add(tileStart, jj);
+                Value visible =
+                    whole ? Value() : m.both(rowValid, m.slt(j, end));
+                logits.push_back(maskedLogit(args, rowMasks, scoreOf(jj), batch,
+                                             head, i, j, visible));
+                newMax =
+                    arith::MaximumFOp::create(b, loc, newMax, logits.back());
+              }
               // Online softmax in base 2.
-              Value newMax = arith::MaximumFOp::create(b, loc, rowMax, logit);
               Value base = softmaxBase(newMax);
               Value alpha = math::Exp2Op::create(
                   b, loc, arith::SubFOp::create(b, loc, rowMax, base));
-              Value p = math::Exp2Op::create(
-                  b, loc, arith::SubFOp::create(b, loc, logit, base));
-              Value newSum = arith::AddFOp::create(
-                  b, loc, arith::MulFOp::create(b, loc, rowSum, alpha), p);
-              Value valueSlice =
-                  loadTileSlice(valueTile, jj, lane, shape.valueSlice());
-              Value scaledAcc = arith::MulFOp::create(
+              Value newSum = arith::MulFOp::create(b, loc, rowSum, alpha);
+              Value newAcc = arith::MulFOp::create(
                   b, loc, acc,
                   vector::BroadcastOp::create(b, loc, accType, alpha));
-              // A key the row does not see (p = 0) adds nothing, even a NaN
-              // or Inf value.
-              Value newAcc = arith::SelectOp::create(
-                  b, loc,
-                  arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, p,
-                                        zero),
-                  vector::FMAOp::create(
-                      b, loc, vector::BroadcastOp::create(b, loc, accType, p),
-                      valueSlice, scaledAcc),
-                  scaledAcc);
+              for (int64_t g = 0; g < group; ++g) {
+                Value p = math::Exp2Op::create(
+                    b, loc, arith::SubFOp::create(b, loc, logits[g], base));
+                newSum = arith::AddFOp::create(b, loc, newSum, p);
+                Value valueSlice =
+                    loadTileSlice(valueTile, m.add(first, index(g)), lane,
+                                  shape.valueSlice());
+                // A key the row does not see (p = 0) adds nothing, even a
+                // NaN or Inf value. A branch, not a select per element: the
+                // rows of a warp mostly agree.
+                auto add = scf::IfOp::create(
+                    b, loc, TypeRange{accType},
+                    arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE, p,
+                                          zero),
+                    /*withElseRegion=*/true);
+                {
+                  OpBuilder::InsertionGuard branch(b);
+                  b.setInsertionPointToStart(&add.getThenRegion().front());
+                  scf::YieldOp::create(
+                      b, loc,
+                      ValueRange{vector::FMAOp::create(
+                          b, loc,
+                          vector::BroadcastOp::create(b, loc, accType, p),
+                          valueSlice, newAcc)});
+                  b.setInsertionPointToStart(&add.getElseRegion().front());
+                  scf::YieldOp::create(b, loc, ValueRange{newAcc});
+                }
+                newAcc = add.getResult(0);
+              }
               scf::YieldOp::create(b, loc, ValueRange{newMax, newSum, newAcc});
             });
         return SmallVector<Value>(keys.getResults());
@@ -1556,6 +1600,12 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
   if (shape.kvTile < 1)
     return op.emitError() << "attn-convert-to-gpu: one key of D + Dv = "
                           << d + dv << " floats exceeds shared memory";
+  // Steps of 4 keys, 2 under heavier masks, whose scores keep more
+  // registers live (at 4, ptxas spilled a block mask's to stay at 128).
+  for (int64_t group = evaluatesMasksBeyondBands(op) ? 2 : 4;
+       shape.keyGroup == 1 && group > 1; group /= 2)
+    if (shape.kvTile % group == 0)
+      shape.keyGroup = group;
   return shape;
 }
 

@@ -63,35 +63,59 @@
 // CHECK: memref.store %{{.+}}, %[[KT]][
 // CHECK: memref.store %{{.+}}, %[[VT]][
 // CHECK: gpu.barrier
-// CHECK: scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(
+// Steps of 4 keys, up to the tile's visible keys rounded up to a step; the
+// keys past the visible end are hidden.
+// CHECK: %[[STEPS:.+]] = arith.ceildivui %{{.+}}, %[[C4]] : index
+// CHECK: %[[COUNT:.+]] = arith.muli %[[STEPS]], %[[C4]] : index
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %[[COUNT]] step %[[C4]] iter_args(
+// CHECK: %[[KEY:.+]] = arith.addi %{{.+}}, %[[J]] : index
+// CHECK: %[[INSIDE:.+]] = arith.cmpi slt, %[[KEY]], %{{.+}} : index
+// CHECK: %[[SHOWN:.+]] = arith.andi %{{.+}}, %[[INSIDE]] : i1
 // CHECK: vector.load %[[KT]][%[[J]], %[[COL0]]] : memref<32x128xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: vector.load %[[KT]][%[[J]], %[[COL1]]] : memref<32x128xf32, #gpu.address_space<workgroup>>, vector<4xf32>
 // CHECK: %[[KS:.+]] = vector.shuffle %{{.+}}, %{{.+}} [0, 1, {{.*}}, 31] : vector<28xf32>, vector<4xf32>
-// CHECK: %[[PROD:.+]] = arith.mulf %[[QSCALED]], %[[KS]] : vector<32xf32>
-// CHECK: %[[PART:.+]] = vector.reduction <add>, %[[PROD]] : vector<32xf32> into f32
+// The partial dot product: a chain of FMAs over 4-wide chunks.
+// CHECK: %[[Q0:.+]] = vector.shuffle %[[QSCALED]], %[[QSCALED]] [0, 1, 2, 3] : vector<32xf32>, vector<32xf32>
+// CHECK: %[[K0:.+]] = vector.shuffle %[[KS]], %[[KS]] [0, 1, 2, 3] : vector<32xf32>, vector<32xf32>
+// CHECK: %[[D0:.+]] = arith.mulf %[[Q0]], %[[K0]] : vector<4xf32>
+// CHECK: vector.fma %{{.+}}, %{{.+}}, %[[D0]] : vector<4xf32>
+// CHECK-COUNT-6: vector.fma %{{.+}}, %{{.+}}, %{{.+}} : vector<4xf32>
+// CHECK: %[[PART:.+]] = vector.reduction <add>, %{{.+}} : vector<4xf32> into f32
 // The 4 lanes of a row sum their partial dot products.
 // CHECK: %[[S1:.+]], %{{.+}} = gpu.shuffle xor %[[PART]], %{{.+}}, %{{.+}} : f32
 // CHECK: %[[P1:.+]] = arith.addf %[[PART]], %[[S1]] : f32
 // CHECK: %[[S2:.+]], %{{.+}} = gpu.shuffle xor %[[P1]], %{{.+}}, %{{.+}} : f32
 // The query holds scale * log2(e), so the score is the base-2 logit.
 // CHECK: %[[SCORE:.+]] = arith.addf %[[P1]], %[[S2]] : f32
-// CHECK: arith.cmpi sle
-// CHECK: %[[LOGIT:.+]] = arith.select %{{.+}}, %[[SCORE]], %{{.+}} : f32
-// CHECK: %[[MAX:.+]] = arith.maximumf %{{.+}}, %[[LOGIT]] : f32
+// CHECK: %[[CAUSAL:.+]] = arith.cmpi sle
+// CHECK: %[[SEES:.+]] = arith.andi %[[SHOWN]], %[[CAUSAL]] : i1
+// CHECK: %[[LOGIT:.+]] = arith.select %[[SEES]], %[[SCORE]], %{{.+}} : f32
+// CHECK: %[[MAX0:.+]] = arith.maximumf %{{.+}}, %[[LOGIT]] : f32
+// CHECK: %[[MAX1:.+]] = arith.maximumf %[[MAX0]], %{{.+}} : f32
+// CHECK: %[[MAX2:.+]] = arith.maximumf %[[MAX1]], %{{.+}} : f32
+// CHECK: %[[MAX:.+]] = arith.maximumf %[[MAX2]], %{{.+}} : f32
 // A row that has seen no key yet subtracts 0: exp2(-inf) = 0, no select per
-// score.
+// score. acc is rescaled once per step.
 // CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[MAX]], %{{.+}} : f32
 // CHECK: %[[BASE:.+]] = arith.select %[[EMPTY]], %{{.+}}, %[[MAX]] : f32
-// CHECK: math.exp2
+// CHECK: %[[ALPHA:.+]] = math.exp2 %{{.+}} : f32
+// CHECK: %[[ALPHAS:.+]] = vector.broadcast %[[ALPHA]] : f32 to vector<32xf32>
+// CHECK: %[[SCALED:.+]] = arith.mulf %{{.+}}, %[[ALPHAS]] : vector<32xf32>
 // CHECK: %[[SHIFTED:.+]] = arith.subf %[[LOGIT]], %[[BASE]] : f32
 // CHECK: %[[P:.+]] = math.exp2 %[[SHIFTED]] : f32
-// CHECK: vector.load %[[VT]][%{{.+}}, %[[COL0]]]
+// CHECK: vector.load %[[VT]][%[[J]], %[[COL0]]]
 // CHECK: %[[VS:.+]] = vector.shuffle {{.*}} : vector<28xf32>, vector<4xf32>
-// A key with p = 0 adds nothing, not even a NaN value: acc * alpha stays.
+// A key with p = 0 adds nothing, not even a NaN value: a branch per key
+// (the rows of a warp mostly agree), not a select per element.
 // CHECK: %[[SEEN:.+]] = arith.cmpf one, %[[P]], %{{.+}} : f32
-// CHECK: %[[PB:.+]] = vector.broadcast %[[P]] : f32 to vector<32xf32>
-// CHECK: %[[FMA:.+]] = vector.fma %[[PB]], %[[VS]], %[[SCALED:.+]] : vector<32xf32>
-// CHECK: arith.select %[[SEEN]], %[[FMA]], %[[SCALED]] : vector<32xf32>
+// CHECK: scf.if %[[SEEN]] -> (vector<32xf32>) {
+// CHECK-NEXT: %[[PB:.+]] = vector.broadcast %[[P]] : f32 to vector<32xf32>
+// CHECK-NEXT: %[[FMA:.+]] = vector.fma %[[PB]], %[[VS]], %[[SCALED]] : vector<32xf32>
+// CHECK-NEXT: scf.yield %[[FMA]] : vector<32xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[SCALED]] : vector<32xf32>
+// CHECK-NEXT: }
+// CHECK-COUNT-3: scf.if %{{.+}} -> (vector<32xf32>)
 // Rows that saw no key write 0; f16 out.
 // CHECK: arith.cmpf oeq
 // CHECK: arith.truncf %{{.+}} : vector<32xf32> to vector<32xf16>
@@ -351,8 +375,9 @@ func.func @chunked(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK: scf.for
 // CHECK: %[[KS:.+]] = vector.shuffle {{.*}} : vector<28xf32>, vector<4xf32>
 // CHECK: %[[QSIDE:.+]] = vector.fma %[[KS]], %[[HALF]], %[[QSCALED]] : vector<32xf32>
-// CHECK: %[[PROD:.+]] = arith.mulf %[[QSIDE]], %[[KS]] : vector<32xf32>
-// CHECK: vector.reduction <add>, %[[PROD]]
+// CHECK: %[[QSIDE0:.+]] = vector.shuffle %[[QSIDE]], %[[QSIDE]] [0, 1, 2, 3]
+// CHECK: %[[KS0:.+]] = vector.shuffle %[[KS]], %[[KS]] [0, 1, 2, 3]
+// CHECK: arith.mulf %[[QSIDE0]], %[[KS0]] : vector<4xf32>
 // MMA-LABEL: gpu.func @gaussian
 // MMA-NOT: nvgpu.mma.sync
 // MMA: vector.fma
@@ -428,8 +453,9 @@ func.func @relpos(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK: %[[KS:.+]] = vector.shuffle {{.*}} : vector<28xf32>, vector<4xf32>
 // CHECK: %[[SUM:.+]] = arith.addf %{{.+}}, %[[KS]] : vector<32xf32>
 // CHECK: %[[T:.+]] = math.tanh %[[SUM]] : vector<32xf32>
-// CHECK: %[[PROD:.+]] = arith.mulf %{{.+}}, %[[T]] : vector<32xf32>
-// CHECK: vector.reduction <add>, %[[PROD]]
+// CHECK: %[[W0:.+]] = vector.shuffle %[[W:.+]], %[[W]] [0, 1, 2, 3]
+// CHECK: %[[T0:.+]] = vector.shuffle %[[T]], %[[T]] [0, 1, 2, 3]
+// CHECK: arith.mulf %[[W0]], %[[T0]] : vector<4xf32>
 // MMA-LABEL: gpu.func @additive
 // MMA-NOT: nvgpu.mma.sync
 // MMA: math.tanh
