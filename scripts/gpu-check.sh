@@ -9,7 +9,7 @@
 # rest on the CPU, with LD_LIBRARY_PATH naming the emulator's libcuda).
 # A kernel that hangs (a deadlock would eat a whole GPU session) fails after
 # GPU_CHECK_KERNEL_TIMEOUT seconds (default 120), the torch part after
-# GPU_CHECK_TORCH_TIMEOUT (default 360).
+# GPU_CHECK_TORCH_TIMEOUT (default 360). Reports and logs go to out/.
 set -uo pipefail
 cd "$(dirname "$0")"
 cuda="${CUDA_HOME:-/usr/local/cuda}"
@@ -30,37 +30,74 @@ drive() {
   fi
   return $rc
 }
+# Up to GPU_CHECK_JOBS (default: the CPUs) launchers compile and kernels
+# run at once: the driver's CPU reference, not the GPU, takes the time.
+jobs_max="${GPU_CHECK_JOBS:-$(nproc 2>/dev/null || echo 4)}"
+# spread COMMAND...: runs COMMAND in the background once fewer than
+# jobs_max are running.
+running=0
+spread() {
+  if ((running >= jobs_max)); then
+    wait -n
+    running=$((running - 1))
+  fi
+  "$@" < /dev/null &
+  running=$((running + 1))
+}
 "${cc[@]}" "${flags[@]}" gpu-driver.c -L"$cuda/lib64/stubs" -lcuda -ldl -lm \
   -o gpu-driver || exit 2
+mkdir -p out
+build() {
+  "${cc[@]}" "${flags[@]}" -shared -fPIC "${1}_launch.c" \
+    -L"$cuda/lib64/stubs" -lcuda -lpthread -o "lib/lib$1.so" \
+    > "out/$1.build.log" 2>&1
+  echo $? > "out/$1.build.rc"
+}
 while read -r name spec; do
-  "${cc[@]}" "${flags[@]}" -shared -fPIC "${name}_launch.c" \
-    -L"$cuda/lib64/stubs" -lcuda -lpthread -o "lib/lib$name.so" || exit 2
+  spread build "$name"
+done < specs.txt
+wait
+running=0
+while read -r name spec; do
+  cat "out/$name.build.log" >&2
+  [[ $(cat "out/$name.build.rc") == 0 ]] || exit 2
 done < specs.txt
 
-failures=0
-while read -r name spec; do
-  drive "$name" "$spec"
-  case $? in
-    0) ;;
-    2) exit 2 ;;
-    *) failures=$((failures + 1)) ;;
-  esac
-done < specs.txt
+# check_all PASS [--hostile]: every kernel's gpu-driver, in parallel, then
+# their reports in the order of specs.txt; sets `failed`, exits 2 when a
+# kernel cannot run here.
+run() {
+  drive "$1" "$2" ${4:-} > "out/$1.$3.log" 2> "out/$1.$3.err"
+  echo $? > "out/$1.$3.rc"
+}
+check_all() {
+  local name spec
+  while read -r name spec; do
+    spread run "$name" "$spec" "$@"
+  done < specs.txt
+  wait
+  running=0
+  failed=0
+  while read -r name spec; do
+    cat "out/$name.$1.log"
+    cat "out/$name.$1.err" >&2
+    case $(cat "out/$name.$1.rc") in
+      0) ;;
+      2) exit 2 ;;
+      *) failed=$((failed + 1)) ;;
+    esac
+  done < specs.txt
+}
+
+check_all reference
+failures=$failed
 echo "gpu-check: CPU reference: $failures of $(wc -l < specs.txt) failed"
 
 # NaN in V of two keys: only the rows that see them may turn NaN (the
 # tensor-core kernels' exact FMA companion redoes the blocks it reaches).
-hostile=0
-while read -r name spec; do
-  drive "$name" "$spec" --hostile
-  case $? in
-    0) ;;
-    2) exit 2 ;;
-    *) hostile=$((hostile + 1)) ;;
-  esac
-done < specs.txt
-echo "gpu-check: hostile V: $hostile of $(wc -l < specs.txt) failed"
-failures=$((failures + hostile))
+check_all hostile --hostile
+echo "gpu-check: hostile V: $failed of $(wc -l < specs.txt) failed"
+failures=$((failures + failed))
 
 if [[ ${GPU_CHECK_TORCH:-1} == 0 ]]; then
   torch=2
