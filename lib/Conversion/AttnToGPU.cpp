@@ -323,8 +323,9 @@ private:
                 llvm::to_vector(llvm::seq<int64_t>(c * w, (c + 1) * w))),
             sliceColumn(lane, c, w));
   }
-  /// The dot product of two f32 vectors as FMA chains over 4-wide chunks
-  /// (ptxas fuses no multiply and add by itself), then a sum of the chunk.
+  /// The dot product of two f32 vectors as FMA chains over 4-wide chunks,
+  /// then a sum of the chunk (LLVM fuses no multiply into an add without
+  /// contraction flags: a product and a reduction cost twice the FMAs).
   Value chunkedDot(Value x, Value y) {
     int64_t n = cast<VectorType>(x.getType()).getNumElements();
     int64_t w = sliceChunk(n);
