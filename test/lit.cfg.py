@@ -1,6 +1,8 @@
 # -*- Python -*- lit configuration for the attn regression tests.
 
 import os
+import shutil
+import subprocess
 import sys
 
 import lit.formats
@@ -94,6 +96,17 @@ if config.attn_ptxas:
     config.substitutions.append(
         ("%cuda_emulator_dir", os.path.join(config.attn_obj_root, "lib", "cuda-emulator"))
     )
+
+# A Python with PyTorch (`torch`): scripts/gpu-check.py's torch reference and
+# benchmark then run on the CUDA emulator too (GPUEmulator/torch.test).
+# Debian packages PyTorch as python3-torch for /usr/bin/python3.
+for python in (shutil.which("python3"), "/usr/bin/python3"):
+    if python and subprocess.run([python, "-c", "import torch"],
+                                 stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL).returncode == 0:
+        config.available_features.add("torch")
+        config.substitutions.append(("%torch_python", python))
+        break
 
 # A GPU found at configure time: `cuda` runs kernels on it (Integration/GPU).
 if config.attn_ptxas and config.attn_cuda_chip:

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <set>
 
 using namespace attn::emulator;
 
@@ -39,6 +40,9 @@ struct State {
   std::mutex mutex;
   bool initialized = false;
   DeviceMemory memory;
+  /// Host ranges cuMemHostRegister mapped (at their own addresses, as under
+  /// unified addressing): in `memory` too, but never freed here.
+  std::set<uint64_t> hostRegistered;
   /// Set by a launch that faulted: every later call fails, as on a GPU.
   CUresult sticky = CUDA_SUCCESS;
 };
@@ -312,7 +316,8 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
 CUresult CUDAAPI cuMemFree(CUdeviceptr pointer) {
   if (CUresult r = ready())
     return r;
-  if (!state().memory.contains(pointer))
+  if (!state().memory.contains(pointer) ||
+      state().hostRegistered.count(pointer))
     return CUDA_ERROR_INVALID_VALUE;
   freeDevice(pointer);
   return CUDA_SUCCESS;
@@ -324,6 +329,48 @@ CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *pointer, size_t bytes, CUstream) {
 
 CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr pointer, CUstream) {
   return cuMemFree(pointer);
+}
+
+// Host memory the device may access, at the same address (unified
+// addressing): what lets a host framework's tensors (torch's CPU ones in a
+// test of scripts/gpu-check.py) stand in for device tensors.
+CUresult CUDAAPI cuMemHostRegister(void *pointer, size_t bytes, unsigned) {
+  if (!pointer || !bytes)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = ready())
+    return r;
+  auto address = reinterpret_cast<uint64_t>(pointer);
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (state().memory.contains(address))
+    return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+  state().memory.add(address, bytes);
+  state().hostRegistered.insert(address);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void *pointer) {
+  if (CUresult r = ready())
+    return r;
+  auto address = reinterpret_cast<uint64_t>(pointer);
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!state().hostRegistered.erase(address))
+    return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+  state().memory.remove(address);
+  return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr *device, void *pointer,
+                                           unsigned flags) {
+  if (!device || !pointer || flags)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (CUresult r = ready())
+    return r;
+  auto address = reinterpret_cast<uint64_t>(pointer);
+  std::lock_guard<std::mutex> lock(state().mutex);
+  if (!state().memory.covers(address, 1))
+    return CUDA_ERROR_INVALID_VALUE;
+  *device = address;
+  return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr destination, const void *source,

@@ -1,7 +1,8 @@
 // REQUIRES: cuda-emulator
 // The CUDA emulator on hand-written PTX, independent of attn's code
 // generation: ldmatrix (x4, x2.trans) and mma.sync m16n8k16 against a naive
-// product (fp32 accumulation of f16 inputs: agreement to 1e-5), then each
+// product (fp32 accumulation of f16 inputs: agreement to 1e-5), on device
+// memory and on host memory cuMemHostRegister maps, then each
 // fault it must stop a launch for, with its message, and the load errors.
 // Its profile (ATTN_EMULATOR_PROFILE) counts by hand: 46 warp instructions;
 // global 16 + 8 sectors staged in, 2 x 8 stored, all coalesced; shared
@@ -12,6 +13,7 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %cc -std=c11 -Wall -Werror -I%cuda_toolkit/include %s -L%cuda_emulator_dir -lcuda -Wl,-rpath,%cuda_emulator_dir -lm -o %t/emulator
 // RUN: %t/emulator mma | FileCheck %s --check-prefix=MMA
+// RUN: %t/emulator mapped | FileCheck %s --check-prefixes=MMA,MAPPED
 // RUN: env ATTN_EMULATOR_PROFILE=%t/profile %t/emulator mma
 // RUN: FileCheck %s --check-prefix=PROFILE < %t/profile
 // RUN: %t/emulator oob 2>&1 | FileCheck %s --check-prefix=OOB
@@ -23,6 +25,9 @@
 // RUN: %t/emulator cubin 2>&1 | FileCheck %s --check-prefix=CUBIN
 
 // MMA: mma: max error {{.*}} ok
+// Host memory registered: taken at its own address, not freed by cuMemFree
+// (1: invalid value), refused twice (712, 713).
+// MAPPED: mapped: register again 712, free 1, unregister 0, again 713
 // PROFILE: profile kernel=mma_tile blocks=1 warp_instructions=46 mma=1 ldmatrix=2 ex2=0 shfl=0 bar=1 cp_async=0 ld_st_global=4 ld_st_shared=2 other=36 issue_per_mma=46.00 shared_wavefronts=16/12 global_sectors=40/40
 // OOB: launch failed: oob: block (0, 0, 0), thread 0, PTX line {{[0-9]+}}: global store of 4 bytes outside every allocation
 // OOB: oob: launch 719, then cuMemAlloc 719
@@ -129,9 +134,12 @@ static int check(CUresult r, const char *what) {
   return r == CUDA_SUCCESS;
 }
 
-static int runMma(void) {
-  uint16_t a[16 * 16], b[16 * 8];
-  float af[16 * 16], bf[16 * 8], d[16 * 8], error = 0;
+// With `mapped`, on host arrays registered by cuMemHostRegister (the
+// device reaches them at their host addresses) instead of device copies.
+static int runMma(int mapped) {
+  static uint16_t a[16 * 16], b[16 * 8];
+  static float d[16 * 8];
+  float af[16 * 16], bf[16 * 8], error = 0;
   CUdeviceptr da, db, dd;
   CUmodule module;
   CUfunction f;
@@ -144,16 +152,25 @@ static int runMma(void) {
     b[i] = toHalf(bf[i]);
   }
   if (!check(cuModuleLoadData(&module, kMmaPTX), "load") ||
-      !check(cuModuleGetFunction(&f, module, "mma_tile"), "function") ||
-      !check(cuMemAlloc(&da, sizeof a), "alloc") ||
-      !check(cuMemAlloc(&db, sizeof b), "alloc") ||
-      !check(cuMemAlloc(&dd, sizeof d), "alloc") ||
-      !check(cuMemcpyHtoD(da, a, sizeof a), "copy") ||
-      !check(cuMemcpyHtoD(db, b, sizeof b), "copy"))
+      !check(cuModuleGetFunction(&f, module, "mma_tile"), "function"))
+    return 1;
+  if (mapped) {
+    if (!check(cuMemHostRegister(a, sizeof a, 0), "register") ||
+        !check(cuMemHostRegister(b, sizeof b, 0), "register") ||
+        !check(cuMemHostRegister(d, sizeof d, 0), "register") ||
+        !check(cuMemHostGetDevicePointer(&da, a, 0), "device pointer") ||
+        !check(cuMemHostGetDevicePointer(&db, b, 0), "device pointer") ||
+        !check(cuMemHostGetDevicePointer(&dd, d, 0), "device pointer"))
+      return 1;
+  } else if (!check(cuMemAlloc(&da, sizeof a), "alloc") ||
+             !check(cuMemAlloc(&db, sizeof b), "alloc") ||
+             !check(cuMemAlloc(&dd, sizeof d), "alloc") ||
+             !check(cuMemcpyHtoD(da, a, sizeof a), "copy") ||
+             !check(cuMemcpyHtoD(db, b, sizeof b), "copy"))
     return 1;
   void *params[] = {&da, &db, &dd};
   if (!check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0), "launch") ||
-      !check(cuMemcpyDtoH(d, dd, sizeof d), "copy back"))
+      (!mapped && !check(cuMemcpyDtoH(d, dd, sizeof d), "copy back")))
     return 1;
   for (int i = 0; i < 16; ++i)
     for (int j = 0; j < 8; ++j) {
@@ -163,6 +180,10 @@ static int runMma(void) {
       error = fmaxf(error, (float)fabs(sum - d[i * 8 + j]));
     }
   printf("mma: max error %g %s\n", error, error <= 1e-5 ? "ok" : "FAILED");
+  if (mapped)
+    printf("mapped: register again %d, free %d, unregister %d, again %d\n",
+           (int)cuMemHostRegister(a, sizeof a, 0), (int)cuMemFree(da),
+           (int)cuMemHostUnregister(a), (int)cuMemHostUnregister(a));
   return error > 1e-5;
 }
 
@@ -177,8 +198,8 @@ int main(int argc, char **argv) {
       !check(cuDevicePrimaryCtxRetain(&context, device), "retain") ||
       !check(cuCtxSetCurrent(context), "set"))
     return 1;
-  if (!strcmp(name, "mma"))
-    return runMma();
+  if (!strcmp(name, "mma") || !strcmp(name, "mapped"))
+    return runMma(!strcmp(name, "mapped"));
   if (!strcmp(name, "unsupported") || !strcmp(name, "cubin")) {
     static const char cubin[] = "\x7f"
                                 "ELF fake";
