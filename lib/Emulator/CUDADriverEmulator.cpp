@@ -64,7 +64,7 @@ void report(const char *message) {
 }
 
 /// Appends one line on a launch's profile to the file $ATTN_EMULATOR_PROFILE
-/// names: its warp instructions (thread instructions / 32) by class, the
+/// names: its warp instructions by class, the
 /// issue slots per mma.sync, and shared wavefronts and global sectors
 /// against the fewest possible (see Profile).
 void writeProfile(const char *path, const Kernel &kernel,
@@ -84,20 +84,17 @@ void writeProfile(const char *path, const Kernel &kernel,
            cpAsync = issued(Opcode::CpAsync);
   uint64_t other = total - mma - ldmatrix - ex2 - shfl - bar - cpAsync -
                    profile.globalAccesses - profile.sharedAccesses;
-  auto warps = [](uint64_t threads) { return (threads + 31) / 32; };
-  std::fprintf(file,
-               "profile kernel=%s blocks=%llu warp_instructions=%llu mma=%llu "
-               "ldmatrix=%llu ex2=%llu shfl=%llu bar=%llu cp_async=%llu "
-               "ld_st_global=%llu ld_st_shared=%llu other=%llu ",
-               kernel.name.c_str(), (unsigned long long)profile.blocks,
-               (unsigned long long)warps(total), (unsigned long long)warps(mma),
-               (unsigned long long)warps(ldmatrix),
-               (unsigned long long)warps(ex2), (unsigned long long)warps(shfl),
-               (unsigned long long)warps(bar),
-               (unsigned long long)warps(cpAsync),
-               (unsigned long long)warps(profile.globalAccesses),
-               (unsigned long long)warps(profile.sharedAccesses),
-               (unsigned long long)warps(other));
+  std::fprintf(
+      file,
+      "profile kernel=%s blocks=%llu warp_instructions=%llu mma=%llu "
+      "ldmatrix=%llu ex2=%llu shfl=%llu bar=%llu cp_async=%llu "
+      "ld_st_global=%llu ld_st_shared=%llu other=%llu ",
+      kernel.name.c_str(), (unsigned long long)profile.blocks,
+      (unsigned long long)total, (unsigned long long)mma,
+      (unsigned long long)ldmatrix, (unsigned long long)ex2,
+      (unsigned long long)shfl, (unsigned long long)bar,
+      (unsigned long long)cpAsync, (unsigned long long)profile.globalAccesses,
+      (unsigned long long)profile.sharedAccesses, (unsigned long long)other);
   if (mma)
     std::fprintf(file, "issue_per_mma=%.2f ", double(total) / double(mma));
   std::fprintf(file, "shared_wavefronts=%llu/%llu global_sectors=%llu/%llu\n",

@@ -113,8 +113,10 @@ public:
     readEpoch.resize(sharedBytes);
     writer.resize(sharedBytes);
     reader.resize(sharedBytes);
-    if (profile)
+    if (profile) {
       runs.resize(threadCount);
+      executed.resize(size_t(threadCount) * kernel.code.size());
+    }
   }
 
   void run(uint32_t x, uint32_t y, uint32_t z);
@@ -167,12 +169,15 @@ private:
                      uint32_t bytes) {
     if (inst.space != Space::Global && inst.space != Space::Shared)
       return;
-    bool toShared = inst.space == Space::Shared;
-    ++(toShared ? profile->sharedAccesses : profile->globalAccesses);
-    recordAccess(t, nextRun(t), toShared, at, bytes);
+    recordAccess(t, nextRun(t), inst.space == Space::Shared, at, bytes);
   }
   /// Counts the wavefronts and sectors of this epoch's accesses.
   void tallyAccesses();
+  /// Counts the block's warp instructions: a warp issues an instruction as
+  /// often as the lane that ran it most (its lanes run it together, or the
+  /// warp issues it once per divergent path), so the count per PC is the
+  /// most runs of any lane.
+  void tallyInstructions();
 
   void execArithmetic(Thread &t, const Instruction &inst);
   void execFloat(Thread &t, const Instruction &inst);
@@ -208,6 +213,8 @@ private:
            std::vector<LaneAccess>>
       accesses;
   std::vector<std::unordered_map<uint32_t, uint32_t>> runs;
+  /// Each thread's runs of each PC this block, [thread][pc].
+  std::vector<uint32_t> executed;
 };
 
 } // namespace
@@ -666,6 +673,9 @@ void BlockRunner::execConvert(Thread &t, const Instruction &inst) {
 
 void BlockRunner::tallyAccesses() {
   for (auto &[key, lanes] : accesses) {
+    Opcode op = kernel.code[std::get<1>(key)].op;
+    if (op == Opcode::Ld || op == Opcode::St)
+      ++(std::get<3>(key) ? profile->sharedAccesses : profile->globalAccesses);
     if (std::get<3>(key)) {
       // 32 lanes of up to 4 bytes are one phase, 16 of 8 or 8 of 16.
       uint32_t bytes = lanes.front().bytes;
@@ -693,6 +703,20 @@ void BlockRunner::tallyAccesses() {
     threadRuns.clear();
 }
 
+void BlockRunner::tallyInstructions() {
+  size_t codeSize = kernel.code.size();
+  for (uint32_t warp = 0; warp * 32 < threadCount; ++warp) {
+    uint32_t lanes = std::min(threadCount - warp * 32, 32u);
+    for (size_t pc = 0; pc < codeSize; ++pc) {
+      uint32_t most = 0;
+      for (uint32_t lane = 0; lane < lanes; ++lane)
+        most = std::max(most, executed[(warp * 32 + lane) * codeSize + pc]);
+      profile->issued[size_t(kernel.code[pc].op)] += most;
+    }
+  }
+  std::fill(executed.begin(), executed.end(), 0);
+}
+
 /// Runs one instruction of `t`; false when `t` stops (a barrier, a warp
 /// collective or its end).
 bool BlockRunner::step(Thread &t) {
@@ -700,7 +724,7 @@ bool BlockRunner::step(Thread &t) {
     fault(t, "ran past the end of the kernel");
   const Instruction &inst = kernel.code[t.pc];
   if (profile)
-    ++profile->issued[size_t(inst.op)];
+    ++executed[size_t(t.id) * kernel.code.size() + t.pc];
   if (inst.guard != Operand::kNoReg &&
       bool(t.regs[inst.guard] & 1) == inst.guardNegated) {
     ++t.pc;
@@ -1033,6 +1057,7 @@ void BlockRunner::run(uint32_t x, uint32_t y, uint32_t z) {
     if (!live) {
       if (profile) {
         tallyAccesses();
+        tallyInstructions();
         ++profile->blocks;
       }
       return;

@@ -213,8 +213,10 @@ constexpr uint32_t kMaxRegisters = 1 << 16;
 constexpr uint64_t kMaxGlobalBytes = uint64_t(1) << 28;
 
 /// What a launch did, counted when runKernel is given one: a model of the
-/// work a GPU would issue, not a timing. The instructions its threads issued
-/// by opcode (a guarded-off one too, as on a GPU), and the shared-memory
+/// work a GPU would issue, not a timing. The instructions its warps issued
+/// by opcode (a guarded-off one too, as on a GPU; a warp issues an
+/// instruction as often as its busiest lane runs it, so each side of a
+/// divergent branch costs the whole warp), and the shared-memory
 /// wavefronts and global 32-byte sectors its warps' memory instructions
 /// took next to the fewest their bytes need (a bank conflict or an
 /// uncoalesced access shows as the difference). The lanes of a warp access
@@ -222,8 +224,8 @@ constexpr uint64_t kMaxGlobalBytes = uint64_t(1) << 28;
 struct Profile {
   static constexpr size_t kOpcodes = size_t(Opcode::Ldmatrix) + 1;
   uint64_t issued[kOpcodes] = {};
-  /// Thread instructions that accessed global (ld, st, cp.async's source)
-  /// and shared memory (ld, st; cp.async's and ldmatrix's are apart).
+  /// Warp instructions (ld, st) that accessed global and shared memory
+  /// (cp.async and ldmatrix are counted apart).
   uint64_t globalAccesses = 0, sharedAccesses = 0;
   uint64_t sharedWavefronts = 0, sharedIdealWavefronts = 0;
   uint64_t globalSectors = 0, globalIdealSectors = 0;

@@ -16,6 +16,8 @@
 // RUN: %t/emulator mapped | FileCheck %s --check-prefixes=MMA,MAPPED
 // RUN: env ATTN_EMULATOR_PROFILE=%t/profile %t/emulator mma
 // RUN: FileCheck %s --check-prefix=PROFILE < %t/profile
+// RUN: env ATTN_EMULATOR_PROFILE=%t/branches.profile %t/emulator branches
+// RUN: FileCheck %s --check-prefix=BRANCHES < %t/branches.profile
 // RUN: %t/emulator oob 2>&1 | FileCheck %s --check-prefix=OOB
 // RUN: %t/emulator misaligned 2>&1 | FileCheck %s --check-prefix=MISALIGNED
 // RUN: %t/emulator race 2>&1 | FileCheck %s --check-prefix=RACE
@@ -29,6 +31,10 @@
 // (1: invalid value), refused twice (712, 713).
 // MAPPED: mapped: register again 712, free 1, unregister 0, again 713
 // PROFILE: profile kernel=mma_tile blocks=1 warp_instructions=46 mma=1 ldmatrix=2 ex2=0 shfl=0 bar=1 cp_async=0 ld_st_global=4 ld_st_shared=2 other=36 issue_per_mma=46.00 shared_wavefronts=16/12 global_sectors=40/40
+// A divergent branch costs the warp both paths: lanes 0-15 run 5
+// instructions, lanes 16-31 run 7, the warp issues all 8 (not the lanes'
+// mean, 6).
+// BRANCHES: profile kernel=branches blocks=1 warp_instructions=8 mma=0
 // OOB: launch failed: oob: block (0, 0, 0), thread 0, PTX line {{[0-9]+}}: global store of 4 bytes outside every allocation
 // OOB: oob: launch 719, then cuMemAlloc 719
 // MISALIGNED: thread 0, PTX line {{[0-9]+}}: misaligned global load of 4 bytes
@@ -116,6 +122,15 @@ static const char *kFaultPTX =
     ".visible .entry zerodiv(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n"
     "  mov.u32 %r1, %tid.x;\n  div.u32 %r2, 5, %r1;\n  ret;\n}\n";
 
+// Half a warp takes one path, half the other.
+static const char *kBranchesPTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry branches(.param .u64 p)\n{\n  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n  mov.u32 %r1, %tid.x;\n"
+    "  setp.lt.u32 %p1, %r1, 16;\n  @%p1 bra $L_low;\n"
+    "  add.u32 %r2, %r1, 1;\n  add.u32 %r2, %r2, 1;\n  bra $L_done;\n"
+    "$L_low:\n  add.u32 %r2, %r1, 2;\n$L_done:\n  ret;\n}\n";
+
 static const char *kUnsupportedPTX =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
     ".visible .entry tex(.param .u64 p)\n{\n"
@@ -192,7 +207,7 @@ int main(int argc, char **argv) {
   CUcontext context;
   CUmodule module;
   CUfunction f;
-  CUdeviceptr p;
+  CUdeviceptr p = 0;
   const char *name = argc > 1 ? argv[1] : "";
   if (!check(cuInit(0), "cuInit") || !check(cuDeviceGet(&device, 0), "get") ||
       !check(cuDevicePrimaryCtxRetain(&context, device), "retain") ||
@@ -209,6 +224,13 @@ int main(int argc, char **argv) {
     cuGetErrorString(r, &text);
     printf("%s: load %d, %s\n", name, (int)r, text);
     return r == CUDA_SUCCESS;
+  }
+  if (!strcmp(name, "branches")) {
+    void *params[] = {&p};
+    return !check(cuModuleLoadData(&module, kBranchesPTX), "load") ||
+           !check(cuModuleGetFunction(&f, module, name), "function") ||
+           !check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0),
+                  "launch");
   }
   if (!check(cuModuleLoadData(&module, kFaultPTX), "load") ||
       !check(cuModuleGetFunction(&f, module, name), "function") ||
