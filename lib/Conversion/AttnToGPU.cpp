@@ -255,6 +255,17 @@ private:
   void returnUnlessRedone(gpu::GPUFuncOp kernel);
   Value redoCheck;
 
+  /// `scaled()` (the online softmax's rescale of `values` by their rows'
+  /// alphas) unless `unchanged`, when `values` stay as they are: a branch,
+  /// not a product with 1, which would change no bit. Past the first tiles
+  /// a row's max seldom moves, so the warp mostly skips the multiplies.
+  SmallVector<Value> rescaleUnless(Value unchanged, ValueRange values,
+                                   function_ref<SmallVector<Value>()> scaled);
+  Value isOne(Value x) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                                 f32(1.0));
+  }
+
   void buildFma(gpu::GPUFuncOp kernel);
   void buildMma(gpu::GPUFuncOp kernel);
 
@@ -866,6 +877,19 @@ scf::ForOp KernelBuilder::tileLoop(
       });
 }
 
+SmallVector<Value>
+KernelBuilder::rescaleUnless(Value unchanged, ValueRange values,
+                             function_ref<SmallVector<Value>()> scaled) {
+  auto branch = scf::IfOp::create(b, loc, values.getTypes(), unchanged,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  scf::YieldOp::create(b, loc, values);
+  b.setInsertionPointToStart(&branch.getElseRegion().front());
+  scf::YieldOp::create(b, loc, scaled());
+  return branch.getResults();
+}
+
 void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   Block &body = kernel.getBody().front();
   b.setInsertionPointToStart(&body);
@@ -992,9 +1016,11 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
               Value alpha = math::Exp2Op::create(
                   b, loc, arith::SubFOp::create(b, loc, rowMax, base));
               Value newSum = arith::MulFOp::create(b, loc, rowSum, alpha);
-              Value newAcc = arith::MulFOp::create(
-                  b, loc, acc,
-                  vector::BroadcastOp::create(b, loc, accType, alpha));
+              Value newAcc = rescaleUnless(isOne(alpha), acc, [&] {
+                return SmallVector<Value>{arith::MulFOp::create(
+                    b, loc, acc,
+                    vector::BroadcastOp::create(b, loc, accType, alpha))};
+              })[0];
               for (int64_t g = 0; g < group; ++g) {
                 Value p = math::Exp2Op::create(
                     b, loc, arith::SubFOp::create(b, loc, logits[g], base));
@@ -1386,12 +1412,8 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
         // Rescale the output rows, then O += P V: P's fragments are the
         // score fragments of 2 adjacent key blocks, B[k][n] = V[key k][n],
         // transposed out of V's rows by ldmatrix.trans.
-        Value alphas = vector::FromElementsOp::create(
-            b, loc, fragC, ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
-        MutableArrayRef<Value> outFrags =
-            MutableArrayRef<Value>(next).drop_front(4);
-        for (int64_t nv = 0; nv < dv / 8; ++nv)
-          outFrags[nv] = arith::MulFOp::create(b, loc, state[4 + nv], alphas);
+        // P packed first: 16-bit pairs, half the registers of P across the
+        // rescale's branch.
         SmallVector<Value> probFrags;
         for (int64_t ks = 0; ks < bc / 16; ++ks) {
           SmallVector<Value> parts;
@@ -1403,6 +1425,22 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           probFrags.push_back(
               vector::FromElementsOp::create(b, loc, fragA, parts));
         }
+        MutableArrayRef<Value> outFrags =
+            MutableArrayRef<Value>(next).drop_front(4);
+        llvm::copy(
+            rescaleUnless(
+                m.both(isOne(alpha[0]), isOne(alpha[1])), state.drop_front(4),
+                [&] {
+                  Value alphas = vector::FromElementsOp::create(
+                      b, loc, fragC,
+                      ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+                  SmallVector<Value> scaled;
+                  for (Value frag : state.drop_front(4))
+                    scaled.push_back(
+                        arith::MulFOp::create(b, loc, frag, alphas));
+                  return scaled;
+                }),
+            outFrags.begin());
         for (int64_t ks = 0; ks < bc / 16; ++ks)
           multiplyValueTile(args.valueTile, probFrags[ks], ks, outFrags, 0);
         return next;

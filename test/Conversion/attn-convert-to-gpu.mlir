@@ -95,12 +95,19 @@
 // CHECK: %[[MAX2:.+]] = arith.maximumf %[[MAX1]], %{{.+}} : f32
 // CHECK: %[[MAX:.+]] = arith.maximumf %[[MAX2]], %{{.+}} : f32
 // A row that has seen no key yet subtracts 0: exp2(-inf) = 0, no select per
-// score. acc is rescaled once per step.
+// score. acc is rescaled once per step, and not at all (a branch) while the
+// row's max stays put (alpha = 1).
 // CHECK: %[[EMPTY:.+]] = arith.cmpf oeq, %[[MAX]], %{{.+}} : f32
 // CHECK: %[[BASE:.+]] = arith.select %[[EMPTY]], %{{.+}}, %[[MAX]] : f32
 // CHECK: %[[ALPHA:.+]] = math.exp2 %{{.+}} : f32
-// CHECK: %[[ALPHAS:.+]] = vector.broadcast %[[ALPHA]] : f32 to vector<32xf32>
-// CHECK: %[[SCALED:.+]] = arith.mulf %{{.+}}, %[[ALPHAS]] : vector<32xf32>
+// CHECK: %[[ONE:.+]] = arith.cmpf oeq, %[[ALPHA]], %{{.+}} : f32
+// CHECK-NEXT: %[[SCALED:.+]] = scf.if %[[ONE]] -> (vector<32xf32>) {
+// CHECK-NEXT: scf.yield %[[ACC:.+]] : vector<32xf32>
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[ALPHAS:.+]] = vector.broadcast %[[ALPHA]] : f32 to vector<32xf32>
+// CHECK-NEXT: %[[PRODUCT:.+]] = arith.mulf %[[ACC]], %[[ALPHAS]] : vector<32xf32>
+// CHECK-NEXT: scf.yield %[[PRODUCT]] : vector<32xf32>
+// CHECK-NEXT: }
 // CHECK: %[[SHIFTED:.+]] = arith.subf %[[LOGIT]], %[[BASE]] : f32
 // CHECK: %[[P:.+]] = math.exp2 %[[SHIFTED]] : f32
 // CHECK: vector.load %[[VT]][%[[J]], %[[COL0]]]
@@ -196,6 +203,16 @@
 // MMA-NEXT: gpu.barrier
 // MMA: scf.if
 // MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[KT]]
+// O's 16 fragments (2 rows x 64 dims per lane) are rescaled unless both of
+// the lane's rows kept their max (alpha = 1).
+// MMA: %[[ROWKEPT:.+]] = arith.cmpf oeq, %{{.+}}, %{{.+}} : f32
+// MMA-NEXT: %[[OTHERKEPT:.+]] = arith.cmpf oeq, %{{.+}}, %{{.+}} : f32
+// MMA-NEXT: %[[KEPT:.+]] = arith.andi %[[ROWKEPT]], %[[OTHERKEPT]] : i1
+// MMA-NEXT: scf.if %[[KEPT]] -> (vector<2x2xf32>{{(, vector<2x2xf32>)+}}) {
+// MMA-NEXT: scf.yield
+// MMA-NEXT: } else {
+// MMA-NEXT: vector.from_elements
+// MMA-COUNT-16: arith.mulf %{{.+}}, %{{.+}} : vector<2x2xf32>
 // MMA: nvgpu.ldmatrix %[[VT]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = true}
 // MMA-COUNT-32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // MMA: scf.yield
