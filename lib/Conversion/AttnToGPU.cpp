@@ -1301,6 +1301,11 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
     queryFrags.push_back(frag);
   }
   Value scale = logitScale(args);
+  // Where the logit is the scaled score, scores stay unscaled until the
+  // softmax: the scale is positive (the verifier's word), so max(s) scale =
+  // max(s scale) (rounding is monotonic), and each p = exp2(fma(s, scale,
+  // -base)) is one FMA rather than a multiply and a subtract.
+  bool foldScale = logitIsScaledScore(args);
 
   BlockKeys keys = blockKeys(args, batch, head, qFirst);
   Value end = keys.end;
@@ -1366,11 +1371,10 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           }
           for (int64_t r = 0; r < 2; ++r)
             for (int64_t c = 0; c < 2; ++c) {
-              Value score = arith::MulFOp::create(
-                  b, loc,
-                  vector::ExtractOp::create(b, loc, acc,
-                                            ArrayRef<int64_t>{r, c}),
-                  scale);
+              Value score = vector::ExtractOp::create(b, loc, acc,
+                                                      ArrayRef<int64_t>{r, c});
+              if (!foldScale)
+                score = arith::MulFOp::create(b, loc, score, scale);
               Value j = m.add(tileStart, m.add(pairCol, index(nb * 8 + c)));
               // Keys past the tile's end are padding.
               Value inside = whole ? Value() : m.both(valid[r], m.slt(j, end));
@@ -1384,21 +1388,32 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
         Value alpha[2], newMax[2];
         SmallVector<Value> probs(logits.size());
         for (int64_t r = 0; r < 2; ++r) {
-          Value rowMax = state[r];
+          Value rowMax = foldScale ? negInf : state[r];
           for (int64_t nb = 0; nb < bc / 8; ++nb)
             for (int64_t c = 0; c < 2; ++c)
               rowMax = arith::MaximumFOp::create(b, loc, rowMax,
                                                  logits[nb * 4 + r * 2 + c]);
           newMax[r] = combineLanes(rowMax, 4, /*max=*/true);
+          if (foldScale)
+            newMax[r] = arith::MaximumFOp::create(
+                b, loc, state[r],
+                arith::MulFOp::create(b, loc, newMax[r], scale));
           Value base = softmaxBase(newMax[r]);
+          Value negBase =
+              foldScale ? arith::NegFOp::create(b, loc, base) : Value();
           alpha[r] = math::Exp2Op::create(
               b, loc, arith::SubFOp::create(b, loc, state[r], base));
           Value sum = arith::MulFOp::create(b, loc, state[2 + r], alpha[r]);
           for (int64_t nb = 0; nb < bc / 8; ++nb)
             for (int64_t c = 0; c < 2; ++c) {
               int64_t at = nb * 4 + r * 2 + c;
-              probs[at] = math::Exp2Op::create(
-                  b, loc, arith::SubFOp::create(b, loc, logits[at], base));
+              Value shifted =
+                  foldScale
+                      ? math::FmaOp::create(b, loc, logits[at], scale, negBase)
+                            .getResult()
+                      : arith::SubFOp::create(b, loc, logits[at], base)
+                            .getResult();
+              probs[at] = math::Exp2Op::create(b, loc, shifted);
               sum = arith::AddFOp::create(b, loc, sum, probs[at]);
             }
           next[r] = newMax[r];
