@@ -25,6 +25,8 @@
 // RUN: %t/emulator zerodiv 2>&1 | FileCheck %s --check-prefix=ZERODIV
 // RUN: %t/emulator unsupported 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: %t/emulator cubin 2>&1 | FileCheck %s --check-prefix=CUBIN
+// upstream-mma.mlir runs `emulator upstream FILE.ptx` on kernels upstream
+// MLIR lowered.
 
 // MMA: mma: max error {{.*}} ok
 // Host memory registered: taken at its own address, not freed by cuMemFree
@@ -202,6 +204,103 @@ static int runMma(int mapped) {
   return error > 1e-5;
 }
 
+// The kernels of upstream-mma.mlir (one warp each, m16n8k16, fragments
+// placed by upstream MLIR) in the PTX file `path`, each checked against
+// D = C + A B. Inputs are multiples of 1/8 in [-2, 2): every product and sum
+// is exact in fp32, so any error beyond 1e-6 is a misplaced element.
+enum { M = 16, N = 8, K = 16 };
+
+// A 2-D memref argument as MLIR passes it: allocated and aligned pointers,
+// offset, sizes, strides.
+typedef struct {
+  CUdeviceptr allocated, aligned;
+  int64_t offset, sizes[2], strides[2];
+} Memref2D;
+
+static Memref2D memref(CUdeviceptr p, int64_t rows, int64_t cols) {
+  Memref2D d = {p, p, 0, {rows, cols}, {cols, 1}};
+  return d;
+}
+
+static void pushMemref(void **params, int *count, Memref2D *d) {
+  params[(*count)++] = &d->allocated;
+  params[(*count)++] = &d->aligned;
+  params[(*count)++] = &d->offset;
+  params[(*count)++] = &d->sizes[0];
+  params[(*count)++] = &d->sizes[1];
+  params[(*count)++] = &d->strides[0];
+  params[(*count)++] = &d->strides[1];
+}
+
+// `bStoredKN`: B is stored k by n (16x8) rather than n by k (8x16).
+static int runUpstreamKernel(CUmodule module, const char *name, int bStoredKN) {
+  uint16_t a[M * K], b[K * N];
+  float af[M * K], bf[K * N], c[M * N], d[M * N], error = 0;
+  for (int i = 0; i < M * K; ++i) {
+    af[i] = (float)((i * 37 + 5) % 32 - 16) / 8;
+    a[i] = toHalf(af[i]);
+  }
+  for (int i = 0; i < K * N; ++i) {
+    bf[i] = (float)((i * 53 + 3) % 32 - 16) / 8;
+    b[i] = toHalf(bf[i]);
+  }
+  for (int i = 0; i < M * N; ++i)
+    c[i] = (float)(i % 7) - 3;
+  CUfunction f;
+  CUdeviceptr da, db, dc;
+  if (!check(cuModuleGetFunction(&f, module, name), name) ||
+      !check(cuMemAlloc(&da, sizeof a), "alloc") ||
+      !check(cuMemAlloc(&db, sizeof b), "alloc") ||
+      !check(cuMemAlloc(&dc, sizeof c), "alloc") ||
+      !check(cuMemcpyHtoD(da, a, sizeof a), "copy") ||
+      !check(cuMemcpyHtoD(db, b, sizeof b), "copy") ||
+      !check(cuMemcpyHtoD(dc, c, sizeof c), "copy"))
+    return 1;
+  Memref2D ma = memref(da, M, K),
+           mb = bStoredKN ? memref(db, K, N) : memref(db, N, K),
+           mc = memref(dc, M, N);
+  void *params[21];
+  int count = 0;
+  pushMemref(params, &count, &ma);
+  pushMemref(params, &count, &mb);
+  pushMemref(params, &count, &mc);
+  if (!check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0), "launch") ||
+      !check(cuMemcpyDtoH(d, dc, sizeof d), "copy back"))
+    return 1;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double sum = c[i * N + j];
+      for (int k = 0; k < K; ++k)
+        sum +=
+            (double)af[i * K + k] * (bStoredKN ? bf[k * N + j] : bf[j * K + k]);
+      error = fmaxf(error, (float)fabs(sum - d[i * N + j]));
+    }
+  printf("%s: max error %g %s\n", name, error, error <= 1e-6 ? "ok" : "FAILED");
+  cuMemFree(da);
+  cuMemFree(db);
+  cuMemFree(dc);
+  return error > 1e-6;
+}
+
+static int runUpstream(const char *path) {
+  static char ptx[1 << 20];
+  CUmodule module;
+  FILE *file = fopen(path, "r");
+  if (!file) {
+    fprintf(stderr, "emulator test: cannot read %s\n", path);
+    return 1;
+  }
+  size_t size = fread(ptx, 1, sizeof ptx - 1, file);
+  fclose(file);
+  ptx[size] = 0;
+  if (!check(cuModuleLoadData(&module, ptx), "load"))
+    return 1;
+  int failed = runUpstreamKernel(module, "fragments_f16", 0);
+  failed |= runUpstreamKernel(module, "ldmatrix_f16", 0);
+  failed |= runUpstreamKernel(module, "ldmatrix_trans_f16", 1);
+  return failed;
+}
+
 int main(int argc, char **argv) {
   CUdevice device;
   CUcontext context;
@@ -215,6 +314,8 @@ int main(int argc, char **argv) {
     return 1;
   if (!strcmp(name, "mma") || !strcmp(name, "mapped"))
     return runMma(!strcmp(name, "mapped"));
+  if (!strcmp(name, "upstream") && argc > 2)
+    return runUpstream(argv[2]);
   if (!strcmp(name, "unsupported") || !strcmp(name, "cubin")) {
     static const char cubin[] = "\x7f"
                                 "ELF fake";

@@ -3,10 +3,10 @@
 // place: upstream MLIR's convert-vector-to-gpu{use-nvgpu} (VectorToGPU with
 // NVGPU's MMAUtils, the path IREE's CUDA backend takes to mma.sync)
 // distributes each m16n8k16 product below over one warp, and the emulator
-// must compute D = C + A B exactly (Inputs/upstream-mma.c: inputs in 1/8
+// must compute D = C + A B exactly (emulator.c's `upstream`: inputs in 1/8
 // steps, so fp32 holds every product and sum; tolerance 1e-6). attn's own
-// kernels and emulator.c place fragments by one reading of the PTX ISA;
-// this pins that reading to upstream's.
+// kernels and emulator.c's hand-written PTX place fragments by one reading
+// of the PTX ISA; this pins that reading to upstream's.
 //
 // - fragments_f16: A, B and C loaded lane by lane from global memory at the
 //   coordinates of upstream's lane -> fragment maps (the mma.sync layouts).
@@ -21,8 +21,8 @@
 // RUN: attn-opt %s --pass-pipeline='builtin.module(gpu.module(gpu.func(convert-vector-to-gpu{use-nvgpu=true}),convert-scf-to-cf,expand-strided-metadata,lower-affine,convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,canonicalize,cse,reconcile-unrealized-casts),nvvm-attach-target{chip=sm_90 O=3},gpu-module-to-binary{format=isa toolkit=%cuda_toolkit})' -o %t/binary.mlir
 // RUN: %python %S/Inputs/assembly-of.py %t/binary.mlir > %t/mma.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t/mma.ptx
-// RUN: %cc -std=c11 -Wall -Werror -I%cuda_toolkit/include %S/Inputs/upstream-mma.c -L%cuda_emulator_dir -lcuda -Wl,-rpath,%cuda_emulator_dir -lm -o %t/upstream-mma
-// RUN: %t/upstream-mma %t/mma.ptx | FileCheck %s
+// RUN: %cc -std=c11 -Wall -Werror -I%cuda_toolkit/include %S/emulator.c -L%cuda_emulator_dir -lcuda -Wl,-rpath,%cuda_emulator_dir -lm -o %t/emulator
+// RUN: %t/emulator upstream %t/mma.ptx | FileCheck %s
 
 // PTX-LABEL: .entry fragments_f16(
 // PTX-NOT: ldmatrix

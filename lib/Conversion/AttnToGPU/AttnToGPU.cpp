@@ -1,0 +1,307 @@
+//===- AttnToGPU.cpp - attention kernels as gpu.func ----------------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// The GPU backend's kernels: a kernel function (q, k, v, [mask], [bias],
+// [rel_bias], [additive_weight], [kv_lens], [spans], out, [lse]) holding one
+// attn.attention becomes a gpu.func plus a host
+// function that launches it, one block per (query block, query head, batch
+// entry). Two kernels:
+// - FMA (any float type): T consecutive lanes share a query row, each holding
+//   D/T (at most 32) of its query and Dv/T of its accumulator in registers;
+//   K and V tiles go through shared memory as f32; the online softmax runs per
+//   key in registers with exp2 (log2(e) folded in).
+// - Tensor cores (f16/bf16, `mma`): 4 warps of 16 rows on mma.sync m16n8k16,
+//   the online softmax on the score fragments. K and V tiles arrive by
+//   cp.async into rows padded to an odd number of 16-byte chunks (so ldmatrix
+//   is free of bank conflicts) and the loads overlap the math as in
+//   FlashAttention-2: V of a tile is copied while Q K^T runs, K of the next
+//   tile while P V runs.
+// In both, keys the structured mask and kv_lens hide from the whole query
+// block are never loaded, key tiles the structured mask or a mask_mod's
+// bounds prove hidden are skipped, and tiles every row sees whole run
+// without per-score masks. Gaussian and additive similarities run the FMA
+// kernel only; the log-sum-exp output is written by both. Under a per-row
+// mask the tensor cores multiply whole V tiles, so a NaN or Inf of V would
+// reach rows that do not see its key (0 x NaN): an exact FMA kernel follows
+// them and redoes the blocks whose V holds one in a tile they see partly.
+//
+// This file picks each kernel's shape and builds it; KernelBuilder.cpp,
+// FMAKernel.cpp and TensorCoreKernel.cpp emit the attention kernels,
+// LinearAttentionKernel.cpp and ProjectedAttention.cpp the other kernel
+// functions, Launches.cpp the host functions that launch them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "attn/Conversion/AttnToGPU.h"
+#include "KernelBuilder.h"
+#include "Launches.h"
+
+#include "attn/IR/StructuredMasks.h"
+#include "attn/Transforms/Transforms.h"
+
+// The pass's dependent dialects.
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/TypeUtilities.h"
+
+namespace mlir::attn {
+#define GEN_PASS_DEF_CONVERTATTNTOGPU
+#include "attn/Transforms/Passes.h.inc"
+} // namespace mlir::attn
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_codegen;
+
+/// The single attention a kernel function computes, or null with a
+/// diagnostic when `func` is not one the GPU path takes.
+static AttentionOp getKernelAttention(func::FuncOp func) {
+  AttentionOp attention;
+  WalkResult walk = func.walk([&](AttentionOp op) {
+    if (attention)
+      return WalkResult::interrupt();
+    attention = op;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted() || !attention) {
+    func.emitError() << "attn-convert-to-gpu: '" << func.getSymName()
+                     << "' must hold exactly one attn.attention";
+    return {};
+  }
+  auto fail = [&](const Twine &why) -> AttentionOp {
+    attention.emitError() << "attn-convert-to-gpu: " << why;
+    return {};
+  };
+  if (attention.getOffsets().size() || attention.getExtents().size())
+    return fail("takes whole attentions, not tiles (offsets/extents)");
+  auto q = cast<ShapedType>(attention.getQuery().getType());
+  auto v = cast<ShapedType>(attention.getValue().getType());
+  if (q.isDynamicDim(3) || v.isDynamicDim(3))
+    return fail("head dims must be static");
+  // The kernel's arguments are the function's, in the attention's order.
+  SmallVector<Value> expected = kernelOperands(attention);
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (!llvm::equal(expected, func.getArguments()) || !ret ||
+      ret.getOperands() != attention->getResults() ||
+      !llvm::all_of(attention->getUsers(),
+                    [&](Operation *user) { return user == ret; }))
+    return fail("the kernel function must take (q, k, v, [mask], [bias], "
+                "[rel_bias], [additive_weight], [kv_lens], [spans], "
+                "[block_mask], out, [lse]) and return the attention's "
+                "results");
+  return attention;
+}
+
+/// The most elements of q and of acc one lane keeps in registers.
+static constexpr int64_t kMaxSliceElements = 32;
+
+/// Picks T lanes per row, the fewest (a power of two up to a warp) that
+/// divide D and Dv into slices of at most 32 registers each (else the most
+/// that divide both), and shrinks the key tile until the K and V tiles fit
+/// in static shared memory. Fails with a diagnostic when a block would
+/// exceed 1024 threads or one key row does not fit.
+/// Whether the tensor-core kernel takes `op`: f16 or bf16 q, k and v (one
+/// type), D a multiple of 16 and Dv of 8, both at most 128 (the output
+/// fragments stay in registers), and a dot-product similarity (the Gaussian
+/// one needs key norms its fragments do not give, the additive one is no
+/// matrix product).
+static bool fitsTensorCores(AttentionOp op, int64_t d, int64_t dv) {
+  if (op.getSimilarity() != Similarity::Dot)
+    return false;
+  Type element = getElementTypeOrSelf(op.getQuery().getType());
+  if (!element.isF16() && !element.isBF16())
+    return false;
+  for (Value operand : {op.getKey(), op.getValue()})
+    if (getElementTypeOrSelf(operand.getType()) != element)
+      return false;
+  return d % 16 == 0 && dv % 8 == 0 && d <= 128 && dv <= 128;
+}
+
+/// Whether a row of a block may not see a key another row sees: under a
+/// mask tensor, a structured mask, spans, a mask_mod or a block mask (kv_lens
+/// and Sk hide keys from every row alike).
+static bool hidesKeysPerRow(AttentionOp op) {
+  return op.getMask() || op.getStructuredMaskAttr() || op.getSpans() ||
+         !op.getMaskMod().empty() || op.getBlockMask();
+}
+
+/// Whether the kernel of `op` evaluates a mask other than a band (causal or
+/// sliding window) per score in the key tiles a block sees partly: a mask
+/// tensor, a mask_mod, spans, a block mask or another structured mask. Those
+/// keep more registers live than 64-key tensor-core tiles and unguarded
+/// copies leave (ptxas then spills to stay at 128 or 168 registers), so they
+/// take 32-key tiles and guarded copies.
+static bool evaluatesMasksBeyondBands(AttentionOp op) {
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  return op.getMask() || !op.getMaskMod().empty() || op.getSpans() ||
+         op.getBlockMask() || (mask && !isBandMask(mask));
+}
+
+static FailureOr<KernelShape>
+chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
+  int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
+  int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
+  int64_t blockRows = options.blockRows, kvTile = options.kvTileSize;
+  if (options.mma && fitsTensorCores(op, d, dv)) {
+    // A warp per 16 rows (4 by default); key tiles in whole 16-key steps of
+    // f16 that fit. Kernels evaluating heavier masks keep fewer registers
+    // live.
+    bool lean = evaluatesMasksBeyondBands(op);
+    int64_t keys = options.mmaKvTileSize;
+    if (!keys)
+      keys = lean ? 32 : 64;
+    int64_t steps = std::max<int64_t>(1, keys / 16);
+    int64_t rows = options.mmaBlockRows ? options.mmaBlockRows : 64;
+    // Up to 8 warps: their registers (at most 255 each) fit in 64 Ki.
+    if (rows < 0 || rows > 128 || rows % 16)
+      return op.emitError() << "attn-convert-to-gpu: the tensor-core kernel "
+                               "takes a multiple of 16 query rows per block "
+                               "up to 128 (a warp per 16), got "
+                            << rows;
+    KernelShape shape{rows, 4, 16 * steps, d, dv};
+    shape.mma = true;
+    shape.unguardedWholeTiles = !lean;
+    int64_t rowBytes =
+        (d + shape.rowPadding(d) + dv + shape.rowPadding(dv)) * 2;
+    shape.kvTile = std::min<int64_t>(shape.kvTile,
+                                     kStaticSharedBytes / rowBytes / 16 * 16);
+    return shape;
+  }
+  int64_t lanes = 0, fallback = 1;
+  for (int64_t t = 1; t <= 32 && !lanes; t *= 2) {
+    if (d % t || dv % t)
+      continue;
+    fallback = t;
+    if (d / t <= kMaxSliceElements && dv / t <= kMaxSliceElements)
+      lanes = t;
+  }
+  KernelShape shape{blockRows, lanes ? lanes : fallback, kvTile, d, dv};
+  if (shape.threads() > 1024)
+    return op.emitError() << "attn-convert-to-gpu: " << blockRows << " rows of "
+                          << shape.threadsPerRow
+                          << " lanes exceed 1024 threads per block";
+  // The row's lanes sum their dot products with full-warp shuffles.
+  if (shape.threadsPerRow > 1 && shape.threads() % 32)
+    return op.emitError() << "attn-convert-to-gpu: " << blockRows << " rows of "
+                          << shape.threadsPerRow
+                          << " lanes do not fill whole warps";
+  int64_t rowBytes = (d + dv) * 4;
+  shape.kvTile = std::min(kvTile, kStaticSharedBytes / rowBytes);
+  if (shape.kvTile < 1)
+    return op.emitError() << "attn-convert-to-gpu: one key of D + Dv = "
+                          << d + dv << " floats exceeds shared memory";
+  // Steps of 4 keys, 2 under heavier masks, whose scores keep more
+  // registers live (at 4, ptxas spilled a block mask's to stay at 128).
+  for (int64_t group = evaluatesMasksBeyondBands(op) ? 2 : 4;
+       shape.keyGroup == 1 && group > 1; group /= 2)
+    if (shape.kvTile % group == 0)
+      shape.keyGroup = group;
+  return shape;
+}
+
+LogicalResult
+mlir::attn::convertAttentionToGPU(func::FuncOp func,
+                                  const ConvertAttnToGPUOptions &options) {
+  auto linear = func.getOps<LinearAttentionOp>();
+  if (!linear.empty())
+    return convertLinearAttentionToGPU(func, *linear.begin());
+  for (Operation &op : func.getBody().front())
+    if (isa<MultiHeadAttentionOp, AdditiveAttentionOp>(op))
+      return convertProjectedAttentionToGPU(func, &op, options);
+  AttentionOp op = getKernelAttention(func);
+  if (!op)
+    return failure();
+  FailureOr<KernelShape> chosen = chooseShape(op, options);
+  if (failed(chosen))
+    return failure();
+  KernelShape shape = *chosen;
+  MLIRContext *ctx = func.getContext();
+  Location loc = func.getLoc();
+  OpBuilder b(ctx);
+  auto sharedSpace = gpu::AddressSpaceAttr::get(
+      ctx, gpu::GPUDialect::getWorkgroupAddressSpace());
+  // The kernel of `of`, named `name`, in `module` (a new one if null).
+  auto buildKernel = [&](const KernelShape &of, StringRef name,
+                         gpu::GPUModuleOp module) -> KernelLaunch {
+    // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
+    Type tileElement =
+        of.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
+    auto tileType = [&](int64_t dim) -> Type {
+      return MemRefType::get({of.kvTile, dim + of.rowPadding(dim)}, tileElement,
+                             MemRefLayoutAttrInterface(), sharedSpace);
+    };
+    gpu::GPUFuncOp kernel = createKernel(
+        func, name, module, {tileType(of.headDim), tileType(of.valueDim)},
+        of.threads());
+    // cp.async and ldmatrix move 16 bytes at a time.
+    if (of.mma)
+      for (unsigned tile = 0; tile < 2; ++tile)
+        kernel.setWorkgroupAttributionAttr(
+            tile, LLVM::LLVMDialect::getAlignAttrName(),
+            b.getI64IntegerAttr(16));
+    KernelBuilder(b, loc, op, of).build(kernel);
+    // K and V of the tensor cores' kernel are copied 16 bytes at a time.
+    return {kernel, of.threads(), of.mma ? 16 : 1};
+  };
+  SmallVector<KernelLaunch> launches = {
+      buildKernel(shape, func.getSymName(), gpu::GPUModuleOp())};
+  // Under a per-row mask, an exact FMA kernel over blocks of the same rows
+  // redoes those the tensor cores would get wrong (NaN or Inf in V).
+  if (shape.mma && hidesKeysPerRow(op)) {
+    ConvertAttnToGPUOptions exactOptions = options;
+    exactOptions.blockRows = shape.blockRows;
+    exactOptions.mma = false;
+    FailureOr<KernelShape> exact = chooseShape(op, exactOptions);
+    if (failed(exact))
+      return failure();
+    exact->redoTile = shape.kvTile;
+    launches.push_back(buildKernel(
+        *exact, (func.getSymName() + "_exact").str(),
+        launches.front().kernel->getParentOfType<gpu::GPUModuleOp>()));
+    // It runs rarely: registers matter more than occupancy (without the
+    // bound, ptxas may spill to keep it at 128 registers), as many as a
+    // block of its threads may take (64 Ki per block).
+    int64_t registers =
+        std::min<int64_t>(255, 65536 / exact->threads() / 8 * 8);
+    launches.back().kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
+                                    b.getI32IntegerAttr(registers));
+  }
+  replaceWithKernelLaunches(func, launches, op.getLayout(), shape.blockRows);
+  return success();
+}
+
+namespace {
+struct ConvertAttnToGPUPass
+    : attn::impl::ConvertAttnToGPUBase<ConvertAttnToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (blockRows <= 0 || kvTileSize <= 0 || mmaKvTileSize < 0 ||
+        blockRows > 1024) {
+      getOperation()->emitError()
+          << "attn-convert-to-gpu: block-rows must be in [1, 1024], "
+             "kv-tile-size positive and mma-kv-tile-size not negative, got "
+          << static_cast<int64_t>(blockRows) << ", "
+          << static_cast<int64_t>(kvTileSize) << " and "
+          << static_cast<int64_t>(mmaKvTileSize);
+      return signalPassFailure();
+    }
+    SmallVector<func::FuncOp> kernels;
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        kernels.push_back(func);
+    for (func::FuncOp func : kernels)
+      if (failed(convertAttentionToGPU(
+              func, {blockRows, kvTileSize, mmaKvTileSize, mmaBlockRows, mma})))
+        return signalPassFailure();
+    materializeBlockBitmapTables(getOperation());
+  }
+};
+} // namespace

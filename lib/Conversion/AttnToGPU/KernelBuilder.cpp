@@ -1,0 +1,512 @@
+//===- KernelBuilder.cpp - pieces both attention kernels use --------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// What the FMA and tensor-core kernels share: their arguments, K/V staging
+// through shared memory, masks and score modifications per score, the tile
+// classification of structured masks and block masks, and the loop over
+// key tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+#include "attn/IR/StructuredMasks.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_codegen;
+
+std::pair<Value, Value> KernelBuilder::broadcastRow(Value operand, Value batch,
+                                                    Value head, Value row,
+                                                    Value sq, Value sk,
+                                                    Value rowValid) {
+  auto type = cast<ShapedType>(operand.getType());
+  Value batchCount = kernelBatchCount;
+  Value safeRow =
+      arith::SelectOp::create(b, loc, rowValid, row, m.sub(sq, index(1)));
+  // The canonical dims (b, h, i, j): their sizes and this element's index.
+  Value sizes[4] = {batchCount, qHeadCount, sq, sk};
+  Value indices[4] = {batch, head, safeRow, index(0)};
+  int64_t lead = 4 - type.getRank();
+  Value offset = index(0), stride = index(1), keyStride = index(0);
+  for (int64_t d = 3; d >= lead; --d) {
+    if (type.getDimSize(d - lead) == 1)
+      continue; // broadcast: stride 0
+    if (d == 3)
+      keyStride = stride;
+    offset = m.add(offset, mul(indices[d], stride));
+    stride = mul(stride, sizes[d]);
+  }
+  return {offset, keyStride};
+}
+
+void KernelBuilder::stageTile(Value tile, Value source, Value batch,
+                              Value kvHead, Value tileStart, Value end,
+                              Value sk, int64_t dim, Value tid) {
+  Type element = getElementTypeOrSelf(source.getType());
+  scf::ForOp::create(
+      b, loc, tid, index(shape.kvTile * dim), index(shape.threads()),
+      ValueRange{}, [&](OpBuilder &lb, Location ll, Value e, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+        Value r = div(e, index(dim)), c = rem(e, index(dim));
+        auto [inside, row] =
+            stagedRow(batch, kvHead, tileStart, r, end, sk, dim);
+        // Rows past the end store 0.
+        Value value = memref::LoadOp::create(b, loc, source, m.add(row, c));
+        Type stored = getElementTypeOrSelf(tile.getType());
+        if (element != stored)
+          value = arith::ExtFOp::create(b, loc, stored, value);
+        value = arith::SelectOp::create(
+            b, loc, inside, value,
+            arith::ConstantOp::create(b, loc, b.getFloatAttr(stored, 0.0)));
+        memref::StoreOp::create(b, loc, value, tile, ValueRange{r, c});
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+std::pair<Value, Value> KernelBuilder::stagedRow(Value batch, Value kvHead,
+                                                 Value tileStart, Value r,
+                                                 Value end, Value sk,
+                                                 int64_t dim) {
+  Value key = m.add(tileStart, r);
+  Value inside = m.slt(key, end);
+  Value safeKey =
+      arith::SelectOp::create(b, loc, inside, key, m.sub(end, index(1)));
+  return {inside, rowOffset(batch, kvHead, safeKey, kvHeadCount, sk, dim)};
+}
+
+void KernelBuilder::stageTileAsync(Value tile, Value source, Value batch,
+                                   Value kvHead, Value tileStart, Value end,
+                                   Value sk, int64_t dim, Value tid) {
+  // 8 elements of 16 bits per copy; each thread takes every threads()-th.
+  constexpr int64_t chunk = 8;
+  int64_t chunksPerRow = dim / chunk, chunks = shape.kvTile * chunksPerRow;
+  int64_t threads = shape.threads();
+  // With shape.unguardedWholeTiles, a tile whose keys all come before `end`
+  // copies them unguarded: its row addresses are then affine in tileStart,
+  // cheap to step (most tiles).
+  auto copies = [&](bool guarded) {
+    for (int64_t first = 0; first < chunks; first += threads) {
+      OpBuilder::InsertionGuard guard(b);
+      Value e = m.add(tid, index(first));
+      if (first + threads > chunks) {
+        auto inRange = scf::IfOp::create(b, loc, m.slt(e, index(chunks)),
+                                         /*withElseRegion=*/false);
+        b.setInsertionPointToStart(&inRange.getThenRegion().front());
+      }
+      // When a pass of the threads covers whole rows, a thread keeps its
+      // column and steps its row by a constant: one base address plus
+      // immediate offsets, not an address per pass held across the loop.
+      Value r, c;
+      if (threads % chunksPerRow == 0) {
+        r = m.add(div(tid, index(chunksPerRow)), index(first / chunksPerRow));
+        c = mul(rem(tid, index(chunksPerRow)), index(chunk));
+      } else {
+        r = div(e, index(chunksPerRow));
+        c = mul(rem(e, index(chunksPerRow)), index(chunk));
+      }
+      Value row, count;
+      if (guarded) {
+        // Rows past the end copy nothing: zeros.
+        auto [rowInside, safeRow] =
+            stagedRow(batch, kvHead, tileStart, r, end, sk, dim);
+        row = safeRow;
+        count =
+            arith::SelectOp::create(b, loc, rowInside, index(chunk), index(0));
+      } else {
+        row =
+            rowOffset(batch, kvHead, m.add(tileStart, r), kvHeadCount, sk, dim);
+      }
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
+          ValueRange{r, c}, source, ValueRange{m.add(row, c)},
+          b.getIndexAttr(chunk), count,
+          /*bypassL1=*/b.getUnitAttr());
+    }
+  };
+  if (!shape.unguardedWholeTiles) {
+    copies(/*guarded=*/true);
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    return;
+  }
+  scf::IfOp::create(
+      b, loc, m.sle(m.add(tileStart, index(shape.kvTile)), end),
+      [&](OpBuilder &tb, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+        copies(/*guarded=*/false);
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &eb, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(eb.getInsertionBlock(), eb.getInsertionPoint());
+        copies(/*guarded=*/true);
+        scf::YieldOp::create(b, loc);
+      });
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+}
+
+KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
+  Block &body = kernel.getBody().front();
+  unsigned next = 0;
+  auto arg = [&] { return body.getArgument(next++); };
+  KernelArgs args;
+  args.q = arg();
+  args.k = arg();
+  args.v = arg();
+  args.mask = op.getMask() ? arg() : Value();
+  args.bias = op.getBias() ? arg() : Value();
+  args.relBias = op.getRelBias() ? arg() : Value();
+  args.additiveWeight = op.getAdditiveWeight() ? arg() : Value();
+  args.lens = op.getKvLens() ? arg() : Value();
+  args.spans = op.getSpans() ? arg() : Value();
+  args.blockMask = blockMaskArg = op.getBlockMask() ? arg() : Value();
+  args.out = arg();
+  args.lse = op.getLseInit() ? arg() : Value();
+  kernelBatchCount = arg();
+  args.sq = sqArg = arg();
+  args.sk = skArg = arg();
+  auto headsOf = [&](Value operand, Value argument) -> Value {
+    int64_t n = cast<ShapedType>(operand.getType())
+                    .getDimSize(getHeadDimPos(op.getLayout()));
+    return ShapedType::isDynamic(n) ? argument : index(n);
+  };
+  qHeadCount = headsOf(op.getQuery(), arg());
+  kvHeadCount = headsOf(op.getKey(), arg());
+  if (blockMaskArg) {
+    ArrayRef<int64_t> sizes = *op.getBlockSizes();
+    queryBlocks = arith::CeilDivUIOp::create(b, loc, args.sq, index(sizes[0]));
+    keyBlocks = arith::CeilDivUIOp::create(b, loc, args.sk, index(sizes[1]));
+  }
+  args.keyTile = kernel.getWorkgroupAttributions()[0];
+  args.valueTile = kernel.getWorkgroupAttributions()[1];
+  return args;
+}
+
+void KernelBuilder::storeLse(const KernelArgs &args, Value batch, Value head,
+                             Value i, Value max, Value sum, Value store) {
+  if (!args.lse)
+    return;
+  OpBuilder::InsertionGuard guard(b);
+  auto ifStore = scf::IfOp::create(b, loc, store, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&ifStore.getThenRegion().front());
+  Value sawKey =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, sum, f32(0.0));
+  Value log2 =
+      arith::AddFOp::create(b, loc, max, math::Log2Op::create(b, loc, sum));
+  Value lse = arith::SelectOp::create(
+      b, loc, sawKey,
+      arith::MulFOp::create(b, loc, log2, f32(llvm::numbers::ln2)),
+      f32(-std::numeric_limits<float>::infinity()));
+  // [B, Hq, Sq] in every layout.
+  Value at = m.add(mul(m.add(mul(batch, qHeadCount), head), args.sq), i);
+  memref::StoreOp::create(b, loc, lse, args.lse, at);
+}
+
+KernelBuilder::RowOperands KernelBuilder::rowOperands(const KernelArgs &args,
+                                                      Value batch, Value head,
+                                                      Value i, Value rowValid) {
+  RowOperands row;
+  if (args.mask)
+    std::tie(row.maskRow, maskKeyStride) =
+        broadcastRow(op.getMask(), batch, head, i, args.sq, args.sk, rowValid);
+  if (args.bias)
+    std::tie(row.biasRow, biasKeyStride) =
+        broadcastRow(op.getBias(), batch, head, i, args.sq, args.sk, rowValid);
+  return row;
+}
+
+Value KernelBuilder::maskedLogit(const KernelArgs &args, const RowOperands &row,
+                                 Value score, Value batch, Value head, Value i,
+                                 Value j, Value visible) {
+  Region &scoreMod = op.getScoreMod(), &maskMod = op.getMaskMod();
+  if (!scoreMod.empty())
+    score = inlineRegion(b, scoreMod, {score, batch, head, i, j});
+  // A block mask's class decides before the other masks, within `visible`
+  // (rows and keys in range).
+  Value inRange = visible;
+  // Tensor-core fragments hold keys past Sk too: their mask and bias reads
+  // stay in bounds (rowOperands clamps the rows), their scores are hidden.
+  Value safeKey =
+      args.mask || args.bias ? min(j, m.sub(args.sk, index(1))) : Value();
+  if (args.bias) {
+    Value bias = memref::LoadOp::create(
+        b, loc, args.bias,
+        ValueRange{m.add(row.biasRow, mul(safeKey, biasKeyStride))});
+    if (!bias.getType().isF32())
+      bias = arith::ExtFOp::create(b, loc, b.getF32Type(), bias);
+    score = arith::AddFOp::create(b, loc, score, bias);
+  }
+  if (args.relBias) {
+    // rel_bias[h, bucket(j - i)], flattened.
+    RelPosAttr relpos = op.getRelposAttr();
+    Value at = m.add(mul(head, index(relpos.getBuckets())),
+                     buildRelPosBucket(b, loc, relpos, i, j));
+    score = arith::AddFOp::create(
+        b, loc, score, memref::LoadOp::create(b, loc, args.relBias, at));
+  }
+  Value logit = logitIsScaledScore(args)
+                    ? score
+                    : arith::MulFOp::create(b, loc, score, f32(M_LOG2E));
+  if (!visible)
+    return logit;
+  if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
+    visible =
+        m.both(visible, buildMaskVisible(b, loc, mask, i, j, args.sq, args.sk));
+  if (args.mask)
+    visible = m.both(
+        visible,
+        memref::LoadOp::create(
+            b, loc, args.mask,
+            ValueRange{m.add(row.maskRow, mul(safeKey, maskKeyStride))}));
+  if (args.spans) {
+    // Adaptive span: j >= i - spans[h].
+    Value span = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, args.spans, ValueRange{head}));
+    visible = m.both(visible, m.sle(m.sub(i, span), j));
+  }
+  if (!maskMod.empty())
+    visible = m.both(visible, inlineRegion(b, maskMod, {batch, head, i, j}));
+  if (args.blockMask) {
+    // kv_lens ends the key loop (blockKeys) except under a block mask, whose
+    // full blocks show keys past it: its partial blocks test it here.
+    if (args.lens)
+      visible = m.both(
+          visible,
+          m.slt(j, arith::IndexCastOp::create(
+                       b, loc, b.getIndexType(),
+                       memref::LoadOp::create(b, loc, args.lens, batch))));
+    Value c = blockClass(batch, head, i, j);
+    Value partial = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, c,
+        arith::ConstantIntOp::create(b, loc, b.getI8Type(), 1));
+    visible = m.both(inRange, arith::OrIOp::create(b, loc, classAtLeast(c, 2),
+                                                   m.both(partial, visible)));
+  }
+  return arith::SelectOp::create(b, loc, visible, logit,
+                                 f32(-std::numeric_limits<float>::infinity()));
+}
+
+Value KernelBuilder::combineLanes(Value value, int64_t lanes, bool max) {
+  Value width = arith::ConstantIntOp::create(b, loc, 32, 32);
+  for (int64_t offset = 1; offset < lanes; offset *= 2) {
+    Value mask = arith::ConstantIntOp::create(b, loc, offset, 32);
+    Value other = gpu::ShuffleOp::create(b, loc, value, mask, width,
+                                         gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    value = max ? arith::MaximumFOp::create(b, loc, value, other).getResult()
+                : arith::AddFOp::create(b, loc, value, other).getResult();
+  }
+  return value;
+}
+
+Value KernelBuilder::tileHidden(Value batch, Value head, Value qFirst,
+                                Value qEnd, Value keyFirst, Value keyEnd) {
+  Value qLast = m.sub(qEnd, index(1)), keyLast = m.sub(keyEnd, index(1));
+  Value hidden;
+  auto either = [&](Value x, Value y) -> Value {
+    return x ? arith::OrIOp::create(b, loc, x, y).getResult() : y;
+  };
+  StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
+  if (mask && (!isBandMask(mask) || blockMaskArg))
+    hidden = buildMaskTile(b, loc, mask, qFirst, qLast, keyFirst, keyLast,
+                           sqArg, skArg)
+                 .hidesAll;
+  Region &maskMod = op.getMaskMod();
+  std::pair<Value, Value> ranges[] = {
+      {batch, batch}, {head, head}, {qFirst, qLast}, {keyFirst, keyLast}};
+  if (!maskMod.empty())
+    if (FailureOr<MaskModBounds> bounds = boundMaskMod(b, loc, maskMod, ranges);
+        succeeded(bounds))
+      hidden = either(hidden, bounds->hidesAll);
+  if (!blockMaskArg)
+    return hidden;
+  // Every block empty, or none full while the rules hide the tile.
+  Value greatest =
+      blockClassRange(batch, head, qFirst, qEnd, keyFirst, keyEnd).second;
+  Value noneFull = m.constantBool(true);
+  noneFull = arith::XOrIOp::create(b, loc, classAtLeast(greatest, 2), noneFull);
+  Value empty = arith::XOrIOp::create(b, loc, classAtLeast(greatest, 1),
+                                      m.constantBool(true));
+  return hidden ? either(empty, m.both(noneFull, hidden)) : empty;
+}
+
+Value KernelBuilder::blockClass(Value batch, Value head, Value i, Value j) {
+  auto type = cast<RankedTensorType>(op.getBlockMask().getType());
+  ArrayRef<int64_t> sizes = *op.getBlockSizes();
+  Value one = index(1);
+  // [B or 1, Hq or 1, query blocks, key blocks], flattened.
+  bool batches = type.getDimSize(0) != 1, heads = type.getDimSize(1) != 1;
+  Value at = batches ? batch : index(0);
+  at = m.add(mul(at, heads ? qHeadCount : one), heads ? head : index(0));
+  at = m.add(mul(at, queryBlocks),
+             min(div(i, index(sizes[0])), m.sub(queryBlocks, one)));
+  at = m.add(mul(at, keyBlocks),
+             min(div(j, index(sizes[1])), m.sub(keyBlocks, one)));
+  return memref::LoadOp::create(b, loc, blockMaskArg, at);
+}
+
+std::pair<Value, Value> KernelBuilder::blockClassRange(Value batch, Value head,
+                                                       Value qFirst, Value qEnd,
+                                                       Value keyFirst,
+                                                       Value keyEnd) {
+  ArrayRef<int64_t> sizes = *op.getBlockSizes();
+  Type i8 = b.getI8Type();
+  auto classes = [&](int64_t c) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i8, c);
+  };
+  // One class per block: step from each block's first index.
+  auto blocks = [&](Value first, Value end, int64_t size) {
+    Value from = mul(div(first, index(size)), index(size));
+    return std::make_tuple(from, end, index(size));
+  };
+  auto [qFrom, qTo, qStep] = blocks(qFirst, qEnd, sizes[0]);
+  auto [kFrom, kTo, kStep] = blocks(keyFirst, keyEnd, sizes[1]);
+  auto rows = scf::ForOp::create(
+      b, loc, qFrom, qTo, qStep, ValueRange{classes(2), classes(0)},
+      [&](OpBuilder &rb, Location, Value i, ValueRange outer) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(rb.getInsertionBlock(), rb.getInsertionPoint());
+        auto cols = scf::ForOp::create(
+            b, loc, kFrom, kTo, kStep, outer,
+            [&](OpBuilder &cb, Location, Value j, ValueRange inner) {
+              OpBuilder::InsertionGuard guard(b);
+              b.setInsertionPoint(cb.getInsertionBlock(),
+                                  cb.getInsertionPoint());
+              Value c = blockClass(batch, head, i, j);
+              scf::YieldOp::create(
+                  b, loc,
+                  ValueRange{arith::MinSIOp::create(b, loc, inner[0], c),
+                             arith::MaxSIOp::create(b, loc, inner[1], c)});
+            });
+        scf::YieldOp::create(b, loc, cols.getResults());
+      });
+  return {rows.getResult(0), rows.getResult(1)};
+}
+
+KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
+                                                  Value batch, Value head,
+                                                  Value qFirst) {
+  BlockKeys keys;
+  keys.qFirst = qFirst;
+  keys.qEnd = min(m.add(qFirst, index(shape.blockRows)), args.sq);
+  keys.begin = index(0);
+  keys.end = args.sk;
+  // A block mask's full blocks show keys the other masks hide.
+  if (args.blockMask)
+    return keys;
+  if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
+    std::tie(keys.begin, keys.end) = buildMaskKeyHull(
+        b, loc, mask, qFirst, m.sub(keys.qEnd, index(1)), args.sq, args.sk);
+  if (args.lens) {
+    Value len = memref::LoadOp::create(b, loc, args.lens, batch);
+    keys.end = min(keys.end,
+                   arith::IndexCastOp::create(b, loc, b.getIndexType(), len));
+  }
+  if (args.spans) {
+    // The block's first row sees keys from qFirst - spans[head] on.
+    Value span = memref::LoadOp::create(b, loc, args.spans, head);
+    keys.begin =
+        max(keys.begin, m.sub(qFirst, arith::IndexCastOp::create(
+                                          b, loc, b.getIndexType(), span)));
+  }
+  keys.begin = min(max(keys.begin, index(0)), args.sk);
+  keys.end = min(max(keys.end, keys.begin), args.sk);
+  return keys;
+}
+
+scf::ForOp KernelBuilder::tileLoop(
+    const BlockKeys &keys, int64_t tile, ValueRange initial, Value batch,
+    Value head, function_ref<SmallVector<Value>(Value, ValueRange, bool)> body,
+    function_ref<void(Value)> skipped) {
+  // Ends the region at `bb` with a yield of what `fill` builds there.
+  auto yieldFrom = [&](OpBuilder &bb, function_ref<SmallVector<Value>()> fill) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(bb.getInsertionBlock(), bb.getInsertionPoint());
+    scf::YieldOp::create(b, loc, fill());
+  };
+  return scf::ForOp::create(
+      b, loc, keys.begin, keys.end, index(tile), initial,
+      [&](OpBuilder &lb, Location, Value tileStart, ValueRange state) {
+        // A tile the block sees whole runs without masks.
+        auto compute = [&]() -> SmallVector<Value> {
+          bool blocks = op.getBlockMask() != nullptr;
+          if (!blocks &&
+              (op.getMask() || op.getSpans() || !op.getMaskMod().empty()))
+            return body(tileStart, state, /*whole=*/false);
+          Value tileLast = m.add(tileStart, index(tile - 1));
+          Value whole = m.slt(tileLast, keys.end);
+          // Under a block mask only full blocks drop every mask.
+          if (blocks)
+            whole = m.both(
+                whole, classAtLeast(blockClassRange(batch, head, keys.qFirst,
+                                                    keys.qEnd, tileStart,
+                                                    m.add(tileLast, index(1)))
+                                        .first,
+                                    2));
+          else if (StructuredMaskAttrInterface mask =
+                       op.getStructuredMaskAttr())
+            whole =
+                m.both(whole, buildMaskTile(b, loc, mask, keys.qFirst,
+                                            m.sub(keys.qEnd, index(1)),
+                                            tileStart, tileLast, sqArg, skArg)
+                                  .showsAll);
+          auto branch = scf::IfOp::create(
+              b, loc, whole,
+              [&](OpBuilder &tb, Location) {
+                yieldFrom(tb, [&] { return body(tileStart, state, true); });
+              },
+              [&](OpBuilder &eb, Location) {
+                yieldFrom(eb, [&] { return body(tileStart, state, false); });
+              });
+          return SmallVector<Value>(branch.getResults());
+        };
+        yieldFrom(lb, [&]() -> SmallVector<Value> {
+          Value tileEnd = min(keys.end, m.add(tileStart, index(tile)));
+          Value hidden = tileHidden(batch, head, keys.qFirst, keys.qEnd,
+                                    tileStart, tileEnd);
+          if (!hidden)
+            return compute();
+          auto branch = scf::IfOp::create(
+              b, loc, hidden,
+              [&](OpBuilder &tb, Location) {
+                yieldFrom(tb, [&]() -> SmallVector<Value> {
+                  if (skipped)
+                    skipped(tileStart);
+                  return SmallVector<Value>(state);
+                });
+              },
+              [&](OpBuilder &eb, Location) { yieldFrom(eb, compute); });
+          return SmallVector<Value>(branch.getResults());
+        });
+      });
+}
+
+SmallVector<Value>
+KernelBuilder::rescaleUnless(Value unchanged, ValueRange values,
+                             function_ref<SmallVector<Value>()> scaled) {
+  auto branch = scf::IfOp::create(b, loc, values.getTypes(), unchanged,
+                                  /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&branch.getThenRegion().front());
+  scf::YieldOp::create(b, loc, values);
+  b.setInsertionPointToStart(&branch.getElseRegion().front());
+  scf::YieldOp::create(b, loc, scaled());
+  return branch.getResults();
+}

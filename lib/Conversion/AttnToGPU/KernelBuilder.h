@@ -1,0 +1,371 @@
+//===- KernelBuilder.h - builds attention kernels ---------------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// The shape of one attention kernel and the builder of its gpu.func body,
+// shared by the FMA kernel (FMAKernel.cpp), the tensor-core kernel
+// (TensorCoreKernel.cpp) and their common pieces (KernelBuilder.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H
+
+#include "attn/IR/AttnOps.h"
+#include "attn/Transforms/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::attn::gpu_codegen {
+
+/// The launch geometry and register split of one kernel.
+struct KernelShape {
+  int64_t blockRows;     // query rows per block
+  int64_t threadsPerRow; // T lanes per row
+  int64_t kvTile;        // keys per shared-memory tile
+  int64_t headDim, valueDim;
+  bool mma = false; // tensor cores: a warp per 16 rows
+  /// Whether the tensor cores' cp.async copies of a tile that ends before
+  /// the visible keys do skip the per-row guards (cheaper, but their
+  /// addresses stay live in registers).
+  bool unguardedWholeTiles = false;
+  /// The exact FMA kernel behind a tensor-core kernel of `redoTile`-key
+  /// tiles under a per-row mask: it redoes only the blocks whose V holds
+  /// NaN or Inf in a tile they see partly (see scanPartialValues).
+  int64_t redoTile = 0;
+  /// Keys per online-softmax step of the FMA kernel (dividing kvTile): one
+  /// rescale of the accumulator per step.
+  int64_t keyGroup = 1;
+  int64_t threads() const {
+    return mma ? blockRows / 16 * 32 : blockRows * threadsPerRow;
+  }
+  int64_t headSlice() const { return headDim / threadsPerRow; }
+  int64_t valueSlice() const { return valueDim / threadsPerRow; }
+  /// Elements after each K or V row of `dim` in shared memory: for the
+  /// tensor cores, 16 bytes when that makes the row an odd number of
+  /// 16-byte chunks, so the 8 rows one ldmatrix reads start in the 8
+  /// different 16-byte bank groups (free of bank conflicts).
+  int64_t rowPadding(int64_t dim) const {
+    return mma && dim / 8 % 2 == 0 ? 8 : 0;
+  }
+};
+
+/// Builds the body of the kernel for one attention.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, Location loc, AttentionOp op, KernelShape shape)
+      : b(b), loc(loc), m{b, loc}, op(op), shape(shape) {}
+
+  /// Emits the body into `kernel` (arguments: the kernel function's, see
+  /// unpackArgs, then B, Sq, Sk; workgroup attributions: the K and V tiles):
+  /// the FMA kernel, or with `shape.mma` the tensor-core one.
+  void build(gpu::GPUFuncOp kernel) {
+    if (shape.mma)
+      buildMma(kernel);
+    else
+      buildFma(kernel);
+    if (redoCheck)
+      returnUnlessRedone(kernel);
+  }
+
+private:
+  /// The kernel's arguments, by name.
+  struct KernelArgs {
+    Value q, k, v, mask, bias, relBias, additiveWeight, lens, spans, blockMask,
+        out, lse, sq, sk, keyTile, valueTile;
+  };
+  KernelArgs unpackArgs(gpu::GPUFuncOp kernel);
+
+  /// Where one query row reads the mask and bias tensors.
+  struct RowOperands {
+    Value maskRow, biasRow;
+  };
+  RowOperands rowOperands(const KernelArgs &args, Value batch, Value head,
+                          Value i, Value rowValid);
+
+  /// Whether nothing (score_mod, bias, relative-position bias) comes
+  /// between the scaled score and its base-2 logit: then the kernels fold
+  /// log2(e) into the scale, saving a multiply per score.
+  bool logitIsScaledScore(const KernelArgs &args) {
+    return op.getScoreMod().empty() && !args.bias && !args.relBias;
+  }
+  /// The factor the kernels scale scores by: the attention's scale, times
+  /// log2(e) when logitIsScaledScore.
+  Value logitScale(const KernelArgs &args) {
+    Value scale =
+        createScale(b, loc, op.getScale(), b.getIndexAttr(shape.headDim));
+    if (!logitIsScaledScore(args))
+      return scale;
+    return arith::MulFOp::create(b, loc, scale, f32(M_LOG2E));
+  }
+
+  /// The base-2 logit of one score of row i and key j, scaled by
+  /// logitScale: score_mod, bias, then every mask (and `visible`); -inf
+  /// where hidden. A null `visible` says the key is in a tile the block sees
+  /// whole: no mask.
+  Value maskedLogit(const KernelArgs &args, const RowOperands &row, Value score,
+                    Value batch, Value head, Value i, Value j, Value visible);
+
+  /// Stores row i's log-sum-exp, (max + log2(sum)) ln 2 from its base-2
+  /// running max, or -inf for a row that saw no key, when the kernel has an
+  /// lse output and `store` holds.
+  void storeLse(const KernelArgs &args, Value batch, Value head, Value i,
+                Value max, Value sum, Value store);
+
+  /// What the online softmax subtracts from a row's logits given their
+  /// running max: the max, or 0 while it is -inf (the row has seen no key).
+  /// Then exp2 of the hidden logits and of the old max (-inf) is 0, and the
+  /// row keeps (acc, sum) = 0 without a select per score.
+  Value softmaxBase(Value max) {
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, max,
+                              f32(-std::numeric_limits<float>::infinity()));
+    return arith::SelectOp::create(b, loc, empty, f32(0.0), max);
+  }
+
+  /// The query block this thread block computes, counted from the last: a
+  /// GPU starts blocks about in index order, and under a causal mask the
+  /// last query blocks see the most keys, so the longest start first and
+  /// the launch ends without a tail of long blocks (longest first).
+  Value queryBlockIndex() {
+    Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
+    Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    return m.sub(m.sub(blocks, index(1)), block);
+  }
+
+  /// `value` combined (sum or max) over the `lanes` consecutive lanes that
+  /// share it, by xor shuffles.
+  Value combineLanes(Value value, int64_t lanes, bool max);
+
+  /// Whether the structured mask or the mask_mod (by its interval bounds)
+  /// certainly hides keys [keyFirst, keyEnd) from every row [qFirst, qEnd)
+  /// of the block, or its block_mask blocks are all empty (or none is full
+  /// and the rules hide them); null when nothing can tell. A band mask hides
+  /// no key of the block's range (without a block mask), so it is not asked.
+  Value tileHidden(Value batch, Value head, Value qFirst, Value qEnd,
+                   Value keyFirst, Value keyEnd);
+
+  /// The block_mask class (i8) of the block holding (i, j) of (batch,
+  /// head); indices past Sq or Sk read the last block, in bounds.
+  Value blockClass(Value batch, Value head, Value i, Value j);
+  /// The least and greatest block_mask class under rows [qFirst, qEnd) and
+  /// keys [keyFirst, keyEnd) of (batch, head).
+  std::pair<Value, Value> blockClassRange(Value batch, Value head, Value qFirst,
+                                          Value qEnd, Value keyFirst,
+                                          Value keyEnd);
+  Value classAtLeast(Value c, int64_t v) {
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sge, c,
+        arith::ConstantIntOp::create(b, loc, b.getI8Type(), v));
+  }
+
+  /// The keys of one query block [qFirst, qEnd) of `head` some row may see,
+  /// [begin, end) (by the structured mask, kv_lens and spans).
+  struct BlockKeys {
+    Value qFirst, qEnd, begin, end;
+  };
+  BlockKeys blockKeys(const KernelArgs &args, Value batch, Value head,
+                      Value qFirst);
+
+  /// The loop over key tiles [begin, end) in steps of `tile`, carrying
+  /// `initial`; `body` returns one tile's new state, told whether the block
+  /// sees the tile whole (then it needs no per-score mask: no mask tensor or
+  /// mask_mod, keys before `end`, and the structured mask shows them all to
+  /// every row). Tiles tileHidden
+  /// proves empty are skipped: `skipped` (if given) runs instead of the body.
+  /// Both branches are the block's, so barriers in them stay uniform.
+  scf::ForOp
+  tileLoop(const BlockKeys &keys, int64_t tile, ValueRange initial, Value batch,
+           Value head,
+           function_ref<SmallVector<Value>(Value, ValueRange, bool)> body,
+           function_ref<void(Value)> skipped = nullptr);
+
+  /// D = A B + C for m16n8k16 fragments (A vector<4x2xT>, B vector<2x2xT>,
+  /// C and D vector<2x2xf32>): nvgpu.mma.sync for f16; nvvm.mma.sync on the
+  /// packed 32-bit registers for bf16, which MLIR 22's nvgpu lowering cannot
+  /// type.
+  Value mmaSync(Value a, Value bFrag, Value c);
+
+  /// `tiles` 8x8 matrices of a shared f16/bf16 `tile` by ldmatrix, from
+  /// this lane's address (row, col), as vector<tiles x 2>.
+  Value ldmatrix(Value tile, Value row, Value col, int64_t tiles,
+                 bool transpose);
+  /// The B fragment (2 registers) `which` (0 or 1) of an x4 ldmatrix.
+  Value fragmentPair(Value fragments, int64_t which);
+  /// acc[n] += probFrag x tile[16 ks, 16 ks + 16) x [8 (first + n), + 8):
+  /// one 16-key step of O += P V over the output fragments `acc`, starting
+  /// at fragment `first`, B fragments by ldmatrix.trans (two 8-wide steps
+  /// per x4 load).
+  void multiplyValueTile(Value tile, Value probFrag, int64_t ks,
+                         MutableArrayRef<Value> acc, int64_t first);
+  /// Whether V holds NaN or Inf in a key tile of the tensor-core kernel
+  /// (`shape.redoTile` keys) the block sees partly: there its products would
+  /// carry them, as 0 x NaN, to rows that do not see their keys. Read from
+  /// global memory, block-uniform (a barrier's vote).
+  Value scanPartialValues(const KernelArgs &args, const BlockKeys &keys,
+                          Value batch, Value head, Value kvHead, Value tid);
+  /// Makes the kernel return at once unless `redoCheck` holds.
+  void returnUnlessRedone(gpu::GPUFuncOp kernel);
+  Value redoCheck;
+
+  /// `scaled()` (the online softmax's rescale of `values` by their rows'
+  /// alphas) unless `unchanged`, when `values` stay as they are: a branch,
+  /// not a product with 1, which would change no bit. Past the first tiles
+  /// a row's max seldom moves, so the warp mostly skips the multiplies.
+  SmallVector<Value> rescaleUnless(Value unchanged, ValueRange values,
+                                   function_ref<SmallVector<Value>()> scaled);
+  Value isOne(Value x) {
+    return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                                 f32(1.0));
+  }
+
+  void buildFma(gpu::GPUFuncOp kernel);
+  void buildMma(gpu::GPUFuncOp kernel);
+
+  Value index(int64_t v) { return m.constant(v); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value rem(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+
+  /// Offset of element (batch, head, pos, 0) of a flattened [B, H, S, dim]
+  /// (or, in BSHD, [B, S, H, dim]) tensor.
+  Value rowOffset(Value batch, Value head, Value pos, Value heads, Value seq,
+                  int64_t dim) {
+    Value outer = op.getLayout() == Layout::BSHD
+                      ? m.add(mul(m.add(mul(batch, seq), pos), heads), head)
+                      : m.add(mul(m.add(mul(batch, heads), head), seq), pos);
+    return mul(outer, index(dim));
+  }
+
+  /// `width` elements of `memref` from `offset`, as f32.
+  Value loadSlice(Value memref, Value offset, int64_t width) {
+    Type element = getElementTypeOrSelf(memref.getType());
+    Value slice = vector::LoadOp::create(
+        b, loc, VectorType::get({width}, element), memref, offset);
+    if (element.isF32())
+      return slice;
+    return arith::ExtFOp::create(
+        b, loc, VectorType::get({width}, b.getF32Type()), slice);
+  }
+
+  /// The FMA kernel's lanes hold interleaved slices of a row: of the T lanes
+  /// of a row, `lane` holds the chunks of w elements that start at columns
+  /// (c T + lane) w, w the widest of 4, 2, 1 dividing the slice. The T lanes
+  /// reading a key row of shared memory then read T adjacent chunks, free of
+  /// bank conflicts (contiguous slices of 32 floats would all start in bank
+  /// 0).
+  static int64_t sliceChunk(int64_t slice) {
+    return slice % 4 == 0 ? 4 : slice % 2 == 0 ? 2 : 1;
+  }
+  /// `lane`'s slice of `slice` elements, as f32: `load(column, w)` reads
+  /// the chunk from `column`.
+  Value gatherSlice(Value lane, int64_t slice,
+                    function_ref<Value(Value, int64_t)> load) {
+    // Concatenated by shuffles (which, unlike strided slices, lower to LLVM
+    // directly).
+    int64_t w = sliceChunk(slice);
+    Value gathered = load(sliceColumn(lane, 0, w), w);
+    for (int64_t c = 1; c < slice / w; ++c)
+      gathered = vector::ShuffleOp::create(
+          b, loc, gathered, load(sliceColumn(lane, c, w), w),
+          llvm::to_vector(llvm::seq<int64_t>(0, (c + 1) * w)));
+    return gathered;
+  }
+  /// Stores `lane`'s slice `values` by `store(chunk, column)`.
+  void scatterSlice(Value lane, Value values,
+                    function_ref<void(Value, Value)> store) {
+    int64_t slice = cast<VectorType>(values.getType()).getNumElements();
+    int64_t w = sliceChunk(slice);
+    for (int64_t c = 0; c < slice / w; ++c)
+      store(vector::ShuffleOp::create(
+                b, loc, values, values,
+                llvm::to_vector(llvm::seq<int64_t>(c * w, (c + 1) * w))),
+            sliceColumn(lane, c, w));
+  }
+  /// The dot product of two f32 vectors as FMA chains over 4-wide chunks,
+  /// then a sum of the chunk (LLVM fuses no multiply into an add without
+  /// contraction flags: a product and a reduction cost twice the FMAs).
+  Value chunkedDot(Value x, Value y) {
+    int64_t n = cast<VectorType>(x.getType()).getNumElements();
+    int64_t w = sliceChunk(n);
+    auto chunk = [&](Value v, int64_t c) -> Value {
+      return vector::ShuffleOp::create(
+          b, loc, v, v,
+          llvm::to_vector(llvm::seq<int64_t>(c * w, (c + 1) * w)));
+    };
+    Value sum = arith::MulFOp::create(b, loc, chunk(x, 0), chunk(y, 0));
+    for (int64_t c = 1; c < n / w; ++c)
+      sum = vector::FMAOp::create(b, loc, chunk(x, c), chunk(y, c), sum);
+    return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD, sum);
+  }
+  Value sliceColumn(Value lane, int64_t c, int64_t w) {
+    return mul(m.add(index(c * shape.threadsPerRow), lane), index(w));
+  }
+  /// `lane`'s slice of a row of the 1-D `memref` starting at `rowStart`.
+  Value loadRowSlice(Value memref, Value rowStart, Value lane, int64_t slice) {
+    return gatherSlice(lane, slice, [&](Value column, int64_t w) {
+      return loadSlice(memref, m.add(rowStart, column), w);
+    });
+  }
+  /// `lane`'s slice of row `row` of a shared K or V tile.
+  Value loadTileSlice(Value tile, Value row, Value lane, int64_t slice) {
+    return gatherSlice(lane, slice, [&](Value column, int64_t w) -> Value {
+      return vector::LoadOp::create(b, loc,
+                                    VectorType::get({w}, b.getF32Type()), tile,
+                                    ValueRange{row, column});
+    });
+  }
+
+  /// For a mask or bias `operand` broadcast to [B, Hq, Sq, Sk] (rank <= 4,
+  /// right-aligned, each dim 1 or full): the offset of its element (batch,
+  /// head, row, 0) and its key stride, in its flattened memref. A static 1
+  /// broadcasts; the row is clamped to Sq - 1 where `rowValid` is false.
+  std::pair<Value, Value> broadcastRow(Value operand, Value batch, Value head,
+                                       Value row, Value sq, Value sk,
+                                       Value rowValid);
+
+  /// Stages rows [tileStart, tileStart + kvTile) of a K or V head (rows
+  /// past `end` as 0) into the shared `tile` [kvTile, dim].
+  void stageTile(Value tile, Value source, Value batch, Value kvHead,
+                 Value tileStart, Value end, Value sk, int64_t dim, Value tid);
+  /// Whether row r of a K or V tile from `tileStart` holds a key before
+  /// `end`, and the offset of the key row it reads (rows past the end read
+  /// the last visible key, in bounds).
+  std::pair<Value, Value> stagedRow(Value batch, Value kvHead, Value tileStart,
+                                    Value r, Value end, Value sk, int64_t dim);
+  /// The same as one cp.async group of 16-byte copies (rows past `end`
+  /// zero-filled, the tile's element type kept); it lands after a
+  /// cp.async.wait_group and a barrier.
+  void stageTileAsync(Value tile, Value source, Value batch, Value kvHead,
+                      Value tileStart, Value end, Value sk, int64_t dim,
+                      Value tid);
+
+  OpBuilder &b;
+  Location loc;
+  IndexMath m;
+  AttentionOp op;
+  KernelShape shape;
+  Value kernelBatchCount;       // the kernel's B argument
+  Value sqArg, skArg;           // and its Sq and Sk
+  Value blockMaskArg;           // the block_mask argument, or null
+  Value queryBlocks, keyBlocks; // and its block counts
+  // Hq and Hkv: constants when static, else the kernel's arguments.
+  Value qHeadCount, kvHeadCount;
+  Value maskKeyStride, biasKeyStride;
+  // The tensor-core kernel's ldmatrix lane: row l % 8 of matrix l / 8.
+  Value laneRow, laneMatrix;
+};
+
+} // namespace mlir::attn::gpu_codegen
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_KERNELBUILDER_H

@@ -1,0 +1,120 @@
+//===- Launches.cpp - host functions that launch kernels ------------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Launches.h"
+
+#include "attn/Transforms/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+
+SmallVector<Value> gpu_codegen::kernelOperands(AttentionOp attention) {
+  SmallVector<Value> operands = {attention.getQuery(), attention.getKey(),
+                                 attention.getValue()};
+  for (Value operand :
+       {attention.getMask(), attention.getBias(), attention.getRelBias(),
+        attention.getAdditiveWeight(), attention.getKvLens(),
+        attention.getSpans(), attention.getBlockMask()})
+    if (operand)
+      operands.push_back(operand);
+  operands.push_back(attention.getInit());
+  if (Value lse = attention.getLseInit())
+    operands.push_back(lse);
+  return operands;
+}
+
+Value gpu_codegen::flattenForKernel(OpBuilder &b, Location loc, Value memref) {
+  auto type = cast<MemRefType>(memref.getType());
+  ReassociationIndices all(
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank())));
+  Value flat = memref::CollapseShapeOp::create(
+      b, loc, memref, ArrayRef<ReassociationIndices>{all});
+  return memref::CastOp::create(
+      b, loc, MemRefType::get({ShapedType::kDynamic}, type.getElementType()),
+      flat);
+}
+
+void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
+                                            ArrayRef<KernelLaunch> launches,
+                                            Layout layout, int64_t blockRows) {
+  OpBuilder b(func.getContext());
+  Location loc = func.getLoc();
+
+  // The host function, on memrefs: flatten and launch.
+  SmallVector<Type> hostTypes;
+  for (Type type : func.getArgumentTypes()) {
+    auto tensor = cast<RankedTensorType>(type);
+    hostTypes.push_back(
+        MemRefType::get(tensor.getShape(), tensor.getElementType()));
+  }
+  auto host = func::FuncOp::create(loc, func.getSymName(),
+                                   b.getFunctionType(hostTypes, {}));
+  host.setVisibility(func.getVisibility());
+  Block *entry = host.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  SmallVector<Value> operands;
+  for (Value arg : entry->getArguments())
+    operands.push_back(flattenForKernel(b, loc, arg));
+  auto dim = [&](Value memref, int64_t d) -> Value {
+    return memref::DimOp::create(b, loc, memref, d);
+  };
+  Value q = entry->getArgument(0), k = entry->getArgument(1);
+  IndexMath m{b, loc};
+  Value batchCount = dim(q, 0), sq = dim(q, getSeqDimPos(layout)),
+        sk = dim(k, getSeqDimPos(layout));
+  Value heads = dim(q, getHeadDimPos(layout));
+  operands.append({batchCount, sq, sk, heads, dim(k, getHeadDimPos(layout))});
+  Value queryBlocks =
+      arith::CeilDivUIOp::create(b, loc, sq, m.constant(blockRows));
+  for (const KernelLaunch &launch : launches) {
+    // What a launcher needs: grid (ceil(Sq / block_rows), Hq, B).
+    launch.kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
+    auto launchOp = gpu::LaunchFuncOp::create(
+        b, loc, launch.kernel, gpu::KernelDim3{queryBlocks, heads, batchCount},
+        gpu::KernelDim3{m.constant(launch.threads), m.constant(1),
+                        m.constant(1)},
+        /*dynamicSharedMemorySize=*/Value(), operands);
+    launchOp->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
+    // What the launcher checks of K and V before the kernel copies them.
+    launchOp->setAttr("attn.kv_alignment",
+                      b.getI64IntegerAttr(launch.kvAlignment));
+  }
+  func::ReturnOp::create(b, loc);
+  b.setInsertionPoint(func);
+  b.insert(host);
+  func.erase();
+}
+
+gpu::GPUFuncOp gpu_codegen::createKernel(func::FuncOp func, StringRef name,
+                                         gpu::GPUModuleOp module,
+                                         TypeRange workgroup, int64_t threads) {
+  MLIRContext *ctx = func.getContext();
+  OpBuilder b(ctx);
+  Location loc = func.getLoc();
+  SmallVector<Type> argTypes;
+  for (Type type : func.getArgumentTypes())
+    argTypes.push_back(
+        MemRefType::get({ShapedType::kDynamic}, getElementTypeOrSelf(type)));
+  argTypes.append(5, b.getIndexType());
+  if (!module) {
+    auto parent = func->getParentOfType<ModuleOp>();
+    parent->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(ctx));
+    b.setInsertionPointToEnd(parent.getBody());
+    module = gpu::GPUModuleOp::create(b, loc,
+                                      (func.getSymName() + "_kernels").str());
+  }
+  b.setInsertionPointToEnd(module.getBody());
+  auto kernel = gpu::GPUFuncOp::create(
+      b, loc, name, b.getFunctionType(argTypes, {}), workgroup);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  return kernel;
+}

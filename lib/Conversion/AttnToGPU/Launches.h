@@ -1,0 +1,73 @@
+//===- Launches.h - host functions that launch kernels ----------*- C++ -*-===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// The host side of every GPU kernel function: the gpu.func a kernel
+// function becomes, and the host function on memrefs that launches it.
+// Also the entry points of the kernel functions that are not a single
+// attention (linear, multi-head and additive attention).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ATTN_LIB_CONVERSION_ATTNTOGPU_LAUNCHES_H
+#define ATTN_LIB_CONVERSION_ATTNTOGPU_LAUNCHES_H
+
+#include "attn/IR/AttnOps.h"
+#include "attn/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+namespace mlir::attn::gpu_codegen {
+
+/// Shared memory a block may declare statically.
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+/// A kernel a host function launches, in blocks of `threads`, checking K
+/// and V are aligned to `kvAlignment` bytes.
+struct KernelLaunch {
+  gpu::GPUFuncOp kernel;
+  int64_t threads, kvAlignment;
+};
+
+/// The operands of `attention` a kernel takes, in its order: q, k, v,
+/// [mask], [bias], [rel_bias], [additive_weight], [kv_lens], [spans],
+/// [block_mask], out, [lse].
+SmallVector<Value> kernelOperands(AttentionOp attention);
+
+/// `memref` as the 1-D memref<?xT> a kernel takes.
+Value flattenForKernel(OpBuilder &b, Location loc, Value memref);
+
+/// Replaces `func` by a host function on memrefs that flattens its
+/// arguments and launches each kernel in turn over (ceil(Sq / blockRows),
+/// Hq, B) blocks with them, then B, Sq, Sk, Hq and Hkv.
+void replaceWithKernelLaunches(func::FuncOp func,
+                               ArrayRef<KernelLaunch> launches, Layout layout,
+                               int64_t blockRows);
+
+/// A gpu.func `name` in `module` (if null, a new gpu.module named after
+/// `func`, `<func>_kernels`): each tensor argument of `func` flattened to a
+/// 1-D memref, then B, Sq, Sk, Hq and Hkv; `workgroup` buffers in shared
+/// memory; `threads` per block.
+gpu::GPUFuncOp createKernel(func::FuncOp func, StringRef name,
+                            gpu::GPUModuleOp module, TypeRange workgroup,
+                            int64_t threads);
+
+/// A kernel function (q, k, v, out) of one attn.linear_attention `op`: one
+/// block per (query head, batch entry) keeping the state in shared memory
+/// (LinearAttentionKernel.cpp).
+LogicalResult convertLinearAttentionToGPU(func::FuncOp func,
+                                          LinearAttentionOp op);
+
+/// A kernel function of one attn.multi_head_attention or
+/// attn.additive_attention `op`: projection kernels and scratch buffers
+/// around the attention kernel (ProjectedAttention.cpp).
+LogicalResult
+convertProjectedAttentionToGPU(func::FuncOp func, Operation *op,
+                               const ConvertAttnToGPUOptions &options);
+
+} // namespace mlir::attn::gpu_codegen
+
+#endif // ATTN_LIB_CONVERSION_ATTNTOGPU_LAUNCHES_H

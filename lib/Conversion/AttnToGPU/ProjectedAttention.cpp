@@ -1,0 +1,391 @@
+//===- ProjectedAttention.cpp - multi-head and additive attention on the GPU
+//===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Launches.h"
+
+#include "attn/Conversion/AttnToGPU.h"
+#include "attn/Runtime/KernelABI.h"
+#include "attn/Transforms/Transforms.h"
+#include "attn/Transforms/Utils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_codegen;
+
+/// A projection block computes a square tile of this many rows and columns
+/// of its output, one element per thread.
+static constexpr int64_t kProjectionTile = 16;
+
+/// Adds to `module` the gpu.func `name` computing y [M, N] = x [M, K]
+/// w [K, N] (+ bias [N]) in f32, stored as y's element type. Its arguments:
+/// [x], [w], [bias], y as 1-D memrefs (x and w exactly when `x` is set;
+/// null types are absent operands), then M, K and N. A block of 16 x 16
+/// threads computes a 16 x 16 tile of y through 16 x 16 tiles of x and w
+/// staged in shared memory. Without x and w it writes the bias to every
+/// row of y.
+static void buildProjectionKernel(gpu::GPUModuleOp module, StringRef name,
+                                  Location loc, Type x, Type w, Type bias,
+                                  Type y) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  IndexMath m{b, loc};
+  Type f32 = b.getF32Type();
+  SmallVector<Type> argTypes;
+  for (Type element : {x, w, bias, y})
+    if (element)
+      argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, element));
+  argTypes.append(3, b.getIndexType());
+  SmallVector<Type> workgroup;
+  if (x)
+    workgroup.assign(
+        2,
+        MemRefType::get({kProjectionTile, kProjectionTile}, f32,
+                        MemRefLayoutAttrInterface(),
+                        gpu::AddressSpaceAttr::get(
+                            ctx, gpu::GPUDialect::getWorkgroupAddressSpace())));
+  b.setInsertionPointToEnd(module.getBody());
+  auto kernel = gpu::GPUFuncOp::create(
+      b, loc, name, b.getFunctionType(argTypes, {}), workgroup);
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  int64_t threads = kProjectionTile * kProjectionTile;
+  kernel.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+
+  Block &body = kernel.getBody().front();
+  b.setInsertionPointToStart(&body);
+  // The entry block also holds the workgroup buffers, after the arguments.
+  auto args = body.getArguments().take_front(kernel.getNumArguments());
+  Value xArg = x ? args[0] : Value(), wArg = x ? args[1] : Value();
+  Value biasArg = bias ? args[x ? 2 : 0] : Value();
+  Value yArg = args[args.size() - 4], rows = args[args.size() - 3],
+        reduction = args[args.size() - 2], columns = args.back();
+  auto mul = [&](Value a, Value c) -> Value {
+    return arith::MulIOp::create(b, loc, a, c);
+  };
+  Value tile = m.constant(kProjectionTile);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value tx = arith::RemUIOp::create(b, loc, tid, tile);
+  Value ty = arith::DivUIOp::create(b, loc, tid, tile);
+  Value row =
+      m.add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), tile), ty);
+  Value column =
+      m.add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), tile), tx);
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value acc = zero;
+  if (x) {
+    Value xTile = kernel.getWorkgroupAttributions()[0],
+          wTile = kernel.getWorkgroupAttributions()[1];
+    // memref[at] as f32 where `inside`, else 0.
+    auto loadOrZero = [&](Value inside, Value memref, Value at) {
+      return scf::IfOp::create(
+                 b, loc, inside,
+                 [&](OpBuilder &tb, Location tl) {
+                   Value loaded = memref::LoadOp::create(tb, tl, memref, at);
+                   scf::YieldOp::create(tb, tl,
+                                        convertFloat(tb, tl, loaded, f32));
+                 },
+                 [&](OpBuilder &eb, Location el) {
+                   scf::YieldOp::create(eb, el, zero);
+                 })
+          .getResult(0);
+    };
+    auto steps = scf::ForOp::create(b, loc, m.constant(0), reduction, tile,
+                                    ValueRange{zero});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(steps.getBody());
+    Value first = steps.getInductionVar();
+    Value xColumn = m.add(first, tx), wRow = m.add(first, ty);
+    memref::StoreOp::create(
+        b, loc,
+        loadOrZero(m.both(m.slt(row, rows), m.slt(xColumn, reduction)), xArg,
+                   m.add(mul(row, reduction), xColumn)),
+        xTile, ValueRange{ty, tx});
+    memref::StoreOp::create(
+        b, loc,
+        loadOrZero(m.both(m.slt(wRow, reduction), m.slt(column, columns)), wArg,
+                   m.add(mul(wRow, columns), column)),
+        wTile, ValueRange{ty, tx});
+    gpu::BarrierOp::create(b, loc);
+    auto dot = scf::ForOp::create(
+        b, loc, m.constant(0), tile, m.constant(1),
+        ValueRange{steps.getRegionIterArg(0)},
+        [&](OpBuilder &lb, Location ll, Value kk, ValueRange sum) {
+          Value a = memref::LoadOp::create(lb, ll, xTile, ValueRange{ty, kk});
+          Value c = memref::LoadOp::create(lb, ll, wTile, ValueRange{kk, tx});
+          scf::YieldOp::create(
+              lb, ll, ValueRange{math::FmaOp::create(lb, ll, a, c, sum[0])});
+        });
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, dot.getResults());
+    acc = steps.getResult(0);
+  }
+  auto store = scf::IfOp::create(
+      b, loc, m.both(m.slt(row, rows), m.slt(column, columns)),
+      /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&store.getThenRegion().front());
+  if (biasArg)
+    acc = arith::AddFOp::create(
+        b, loc, acc,
+        convertFloat(b, loc, memref::LoadOp::create(b, loc, biasArg, column),
+                     f32));
+  memref::StoreOp::create(
+      b, loc, convertFloat(b, loc, acc, getElementTypeOrSelf(yArg.getType())),
+      yArg, m.add(mul(row, columns), column));
+  b.setInsertionPointAfter(store);
+  gpu::ReturnOp::create(b, loc);
+}
+
+/// The GPU form of a multi-head or additive attention `op`, the one op of
+/// `func` (which takes its operands in order and returns its result): its
+/// projections run as projection kernels into scratch buffers, and the
+/// attention between them (as attn-expand-mha or attn-expand-additive
+/// writes it) as the attention kernel, in one gpu.module. The host
+/// function allocates the scratch buffers (gpu.alloc, tagged with the rows
+/// and row width a launcher sizes them by) and launches, in order:
+/// - multi-head: Q, K and V = x_q W_q, x_k W_k, x_v W_v (+ biases), the
+///   attention into O [B, Sq, Hq, Dv], then out = O W_o (+ b_o);
+/// - additive: Q = q W_q, K = k W_k, the score weights w broadcast to the
+///   [Hq, A] f32 table, then the additive-similarity attention.
+LogicalResult gpu_codegen::convertProjectedAttentionToGPU(
+    func::FuncOp func, Operation *op, const ConvertAttnToGPUOptions &options) {
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  if (!llvm::equal(op->getOperands(), func.getArguments()) || !ret ||
+      ret.getOperands() != op->getResults())
+    return op->emitError() << "attn-convert-to-gpu: the kernel function must "
+                              "take the operands of "
+                           << op->getName()
+                           << " in order and return its result";
+  auto mha = dyn_cast<MultiHeadAttentionOp>(op);
+  auto additive = dyn_cast<AdditiveAttentionOp>(op);
+  SmallVector<Value> weights =
+      mha ? SmallVector<Value>{mha.getQProj(), mha.getKProj(), mha.getVProj(),
+                               mha.getOutProj()}
+          : SmallVector<Value>{additive.getQProj(), additive.getKProj(),
+                               additive.getScoreProj()};
+  for (Value weight : weights)
+    if (!cast<ShapedType>(weight.getType()).hasStaticShape())
+      return op->emitError()
+             << "attn-convert-to-gpu: projection weights must be static";
+  MLIRContext *ctx = func.getContext();
+  Location loc = func.getLoc();
+  std::string name = func.getSymName().str();
+  auto module = func->getParentOfType<ModuleOp>();
+  OpBuilder b(ctx);
+  IRRewriter rewriter(ctx);
+
+  // The attention between the projections: expand a copy of `func` and
+  // give its attention a kernel function of its own, named `name`.
+  func.setSymName(name + ".projected");
+  b.setInsertionPoint(func);
+  auto expanded = cast<func::FuncOp>(b.clone(*func));
+  expanded.setSymName(name + ".expanded");
+  Operation *copy = &expanded.getBody().front().front();
+  for (Operation &candidate : expanded.getBody().front())
+    if (candidate.getName() == op->getName())
+      copy = &candidate;
+  FailureOr<AttentionOp> attention =
+      mha ? expandMultiHeadAttention(rewriter, cast<MultiHeadAttentionOp>(copy))
+          : expandAdditiveAttention(rewriter, cast<AdditiveAttentionOp>(copy));
+  if (failed(attention)) {
+    expanded.erase();
+    return failure();
+  }
+  SmallVector<Value> operands = kernelOperands(*attention);
+  auto outlined =
+      func::FuncOp::create(b, loc, name,
+                           b.getFunctionType(ValueRange(operands).getTypes(),
+                                             (*attention)->getResultTypes()));
+  IRMapping mapping;
+  mapping.map(operands, outlined.addEntryBlock()->getArguments());
+  b.setInsertionPointToStart(&outlined.getBody().front());
+  func::ReturnOp::create(b, loc, b.clone(**attention, mapping)->getResults());
+  // Which operand of the attention is which argument of `func` (-1: one
+  // the projections make).
+  SmallVector<int64_t> argumentOf;
+  for (Value operand : operands) {
+    auto arg = dyn_cast<BlockArgument>(operand);
+    argumentOf.push_back(arg ? int64_t(arg.getArgNumber()) : -1);
+  }
+  if (failed(convertAttentionToGPU(outlined, options))) {
+    expanded.erase();
+    return failure();
+  }
+  auto attentionHost = module.lookupSymbol<func::FuncOp>(name);
+  attentionHost.setSymName(name + ".attention");
+  auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(name + "_kernels");
+
+  // The host function on memrefs.
+  SmallVector<Type> hostTypes;
+  for (Type type : func.getArgumentTypes()) {
+    auto tensor = cast<RankedTensorType>(type);
+    hostTypes.push_back(
+        MemRefType::get(tensor.getShape(), tensor.getElementType()));
+  }
+  b.setInsertionPoint(func);
+  auto host =
+      func::FuncOp::create(b, loc, name, b.getFunctionType(hostTypes, {}));
+  host.setVisibility(func.getVisibility());
+  Block *entry = host.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  IndexMath m{b, loc};
+  auto hostArg = [&](Value funcArg) {
+    return entry->getArgument(cast<BlockArgument>(funcArg).getArgNumber());
+  };
+  auto toMemRef = [](Type type) {
+    auto tensor = cast<RankedTensorType>(type);
+    return MemRefType::get(tensor.getShape(), tensor.getElementType());
+  };
+
+  // A scratch buffer shaped like attention operand `operand`, `width`
+  // elements per row; its dynamic sizes are those of `like` (its leading
+  // dims, whose rows it has), or `rows` for its one leading dim.
+  SmallVector<Value> scratch;
+  auto allocate = [&](Value operand, int64_t width, Value like,
+                      Value rows = Value()) {
+    MemRefType type = toMemRef(operand.getType());
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynamic.push_back(
+            rows ? rows : memref::DimOp::create(b, loc, like, d).getResult());
+    auto alloc = gpu::AllocOp::create(b, loc, type, /*asyncToken=*/Type(),
+                                      ValueRange(), dynamic, ValueRange());
+    if (like)
+      alloc->setAttr(
+          "attn.rows_of",
+          b.getI64IntegerAttr(cast<BlockArgument>(like).getArgNumber()));
+    else
+      alloc->setAttr("attn.rows_symbol", b.getI64IntegerAttr(ATTN_SYM_HQ));
+    alloc->setAttr("attn.width", b.getI64IntegerAttr(width));
+    scratch.push_back(alloc.getMemref());
+    return alloc.getMemref();
+  };
+
+  // y = x w (+ bias) on the rows of y: one projection kernel per set of
+  // element types.
+  llvm::SmallDenseMap<std::tuple<Type, Type, Type, Type>, std::string> named;
+  auto project = [&](Value x, Value w, Value bias, Value y) {
+    auto elementOf = [](Value v) {
+      return v ? getElementTypeOrSelf(v.getType()) : Type();
+    };
+    std::tuple<Type, Type, Type, Type> types = {elementOf(x), elementOf(w),
+                                                elementOf(bias), elementOf(y)};
+    std::string &kernelName = named[types];
+    if (kernelName.empty()) {
+      kernelName = name + "_project" + std::to_string(named.size() - 1);
+      buildProjectionKernel(kernels, kernelName, loc, std::get<0>(types),
+                            std::get<1>(types), std::get<2>(types),
+                            std::get<3>(types));
+    }
+    auto yType = cast<MemRefType>(y.getType());
+    int64_t columns = w ? cast<ShapedType>(w.getType()).getDimSize(1)
+                        : cast<ShapedType>(bias.getType()).getDimSize(0);
+    int64_t reduction = w ? cast<ShapedType>(w.getType()).getDimSize(0) : 0;
+    Value elements = m.constant(1);
+    for (int64_t d = 0; d < yType.getRank(); ++d)
+      elements = arith::MulIOp::create(b, loc, elements,
+                                       memref::DimOp::create(b, loc, y, d));
+    Value rows = arith::DivUIOp::create(b, loc, elements, m.constant(columns));
+    SmallVector<Value> args;
+    for (Value buffer : {x, w, bias, y})
+      if (buffer)
+        args.push_back(flattenForKernel(b, loc, buffer));
+    args.append({rows, m.constant(reduction), m.constant(columns)});
+    Value tile = m.constant(kProjectionTile);
+    auto launch = gpu::LaunchFuncOp::create(
+        b, loc,
+        SymbolRefAttr::get(b.getStringAttr(kernels.getName()),
+                           {FlatSymbolRefAttr::get(ctx, kernelName)}),
+        gpu::KernelDim3{arith::CeilDivUIOp::create(b, loc, rows, tile),
+                        m.constant(llvm::divideCeil(columns, kProjectionTile)),
+                        m.constant(1)},
+        gpu::KernelDim3{m.constant(kProjectionTile * kProjectionTile),
+                        m.constant(1), m.constant(1)},
+        /*dynamicSharedMemorySize=*/Value(), args);
+    launch->setAttr("attn.projection",
+                    b.getDenseI64ArrayAttr({reduction, columns, kProjectionTile,
+                                            kProjectionTile}));
+  };
+
+  // Scratch buffers for the attention operands the projections make, in
+  // place of the attention host function's arguments.
+  IRMapping hostMapping;
+  Block &attentionEntry = attentionHost.getBody().front();
+  auto replaceOperand = [&](Value operand, Value buffer) {
+    hostMapping.map(attentionEntry.getArgument(llvm::find(operands, operand) -
+                                               operands.begin()),
+                    buffer);
+  };
+  auto columnsOf = [](Value weight, unsigned dim) {
+    return cast<ShapedType>(weight.getType()).getDimSize(dim);
+  };
+  Value outProjected;
+  if (mha) {
+    ValueRange biases = mha.getProjBiases();
+    auto biasAt = [&](unsigned i) {
+      return biases.empty() ? Value() : hostArg(biases[i]);
+    };
+    Value q = allocate(attention->getQuery(), columnsOf(mha.getQProj(), 1),
+                       hostArg(mha.getQuery()));
+    Value k = allocate(attention->getKey(), columnsOf(mha.getKProj(), 1),
+                       hostArg(mha.getKey()));
+    Value v = allocate(attention->getValue(), columnsOf(mha.getVProj(), 1),
+                       hostArg(mha.getValue()));
+    outProjected =
+        allocate(attention->getInit(), columnsOf(mha.getOutProj(), 0),
+                 hostArg(mha.getInit()));
+    project(hostArg(mha.getQuery()), hostArg(mha.getQProj()), biasAt(0), q);
+    project(hostArg(mha.getKey()), hostArg(mha.getKProj()), biasAt(1), k);
+    project(hostArg(mha.getValue()), hostArg(mha.getVProj()), biasAt(2), v);
+    replaceOperand(attention->getQuery(), q);
+    replaceOperand(attention->getKey(), k);
+    replaceOperand(attention->getValue(), v);
+    replaceOperand(attention->getInit(), outProjected);
+  } else {
+    Value query = hostArg(additive.getQuery());
+    int64_t width = columnsOf(additive.getQProj(), 1);
+    Value q = allocate(attention->getQuery(), width, query);
+    Value k = allocate(attention->getKey(), width, hostArg(additive.getKey()));
+    Value table =
+        allocate(attention->getAdditiveWeight(), width, Value(),
+                 memref::DimOp::create(b, loc, query,
+                                       getHeadDimPos(additive.getLayout())));
+    project(query, hostArg(additive.getQProj()), Value(), q);
+    project(hostArg(additive.getKey()), hostArg(additive.getKProj()), Value(),
+            k);
+    project(Value(), Value(), hostArg(additive.getScoreProj()), table);
+    replaceOperand(attention->getQuery(), q);
+    replaceOperand(attention->getKey(), k);
+    replaceOperand(attention->getAdditiveWeight(), table);
+  }
+  for (auto [index, argument] : llvm::enumerate(argumentOf))
+    if (argument >= 0)
+      hostMapping.map(attentionEntry.getArgument(index),
+                      entry->getArgument(argument));
+  // The attention's launch, as its own host function makes it.
+  for (Operation &hostOp : attentionEntry.without_terminator())
+    b.clone(hostOp, hostMapping);
+  if (mha)
+    project(outProjected, hostArg(mha.getOutProj()),
+            mha.getProjBiases().empty() ? Value()
+                                        : hostArg(mha.getProjBiases()[3]),
+            hostArg(mha.getInit()));
+  for (Value buffer : scratch)
+    gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(), buffer);
+  func::ReturnOp::create(b, loc);
+  attentionHost.erase();
+  expanded.erase();
+  func.erase();
+  return success();
+}

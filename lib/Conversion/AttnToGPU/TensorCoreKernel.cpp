@@ -1,0 +1,451 @@
+//===- TensorCoreKernel.cpp - the tensor-core attention kernel ------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// The tensor-core kernel (f16/bf16): a warp per 16 rows on mma.sync
+// m16n8k16, the online softmax on the score fragments. K and V tiles arrive
+// by cp.async into rows padded to an odd number of 16-byte chunks (so
+// ldmatrix is free of bank conflicts) and the loads overlap the math as in
+// FlashAttention-2: V of a tile is copied while Q K^T runs, K of the next
+// tile while P V runs. Under a per-row mask it multiplies whole V tiles, so
+// a NaN or Inf of V would reach rows that do not see its key (0 x NaN): the
+// exact FMA kernel behind it redoes the blocks whose V holds one in a tile
+// they see partly (scanPartialValues, returnUnlessRedone).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_codegen;
+
+Value KernelBuilder::mmaSync(Value a, Value bFrag, Value c) {
+  Type element = getElementTypeOrSelf(a.getType());
+  if (element.isF16())
+    return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
+                                    ArrayRef<int64_t>{16, 8, 16});
+  // Each row of a fragment is one 32-bit register of two bf16.
+  auto registers = [&](Value fragment, int64_t count) {
+    SmallVector<Value> regs;
+    for (int64_t r = 0; r < count; ++r) {
+      Value pair =
+          vector::ExtractOp::create(b, loc, fragment, ArrayRef<int64_t>{r});
+      Value word = vector::BitCastOp::create(
+          b, loc, VectorType::get({1}, b.getI32Type()), pair);
+      regs.push_back(
+          vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0}));
+    }
+    return regs;
+  };
+  SmallVector<Value> accumulators;
+  for (int64_t r = 0; r < 2; ++r)
+    for (int64_t col = 0; col < 2; ++col)
+      accumulators.push_back(
+          vector::ExtractOp::create(b, loc, c, ArrayRef<int64_t>{r, col}));
+  Type f32Type = b.getF32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), {f32Type, f32Type, f32Type, f32Type});
+  auto mma = NVVM::MmaOp::create(
+      b, loc, resultType, registers(a, 4), registers(bFrag, 2), accumulators,
+      ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
+      std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16, NVVM::MMATypes::bf16},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> results;
+  for (int64_t r = 0; r < 4; ++r)
+    results.push_back(LLVM::ExtractValueOp::create(b, loc, mma, r));
+  return vector::FromElementsOp::create(b, loc, c.getType(), results);
+}
+
+Value KernelBuilder::ldmatrix(Value tile, Value row, Value col, int64_t tiles,
+                              bool transpose) {
+  Type element = getElementTypeOrSelf(tile.getType());
+  return nvgpu::LdMatrixOp::create(b, loc, VectorType::get({tiles, 2}, element),
+                                   tile, ValueRange{row, col}, transpose,
+                                   tiles);
+}
+
+Value KernelBuilder::fragmentPair(Value fragments, int64_t which) {
+  Type element = getElementTypeOrSelf(fragments.getType());
+  Value pair = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({2, 2}, element),
+                             b.getFloatAttr(element, 0.0)));
+  for (int64_t row = 0; row < 2; ++row)
+    pair = vector::InsertOp::create(
+        b, loc,
+        vector::ExtractOp::create(b, loc, fragments,
+                                  ArrayRef<int64_t>{2 * which + row}),
+        pair, ArrayRef<int64_t>{row});
+  return pair;
+}
+
+void KernelBuilder::multiplyValueTile(Value tile, Value probFrag, int64_t ks,
+                                      MutableArrayRef<Value> acc,
+                                      int64_t first) {
+  int64_t end = first + acc.size();
+  Value keyHalf = mul(rem(laneMatrix, index(2)), index(8));
+  Value key = m.add(m.add(laneRow, keyHalf), index(ks * 16));
+  for (int64_t nv = first; nv < end; nv += 2) {
+    Value &out = acc[nv - first];
+    if (nv + 1 < end) {
+      Value col =
+          m.add(mul(div(laneMatrix, index(2)), index(8)), index(nv * 8));
+      Value both = ldmatrix(tile, key, col, 4, /*transpose=*/true);
+      out = mmaSync(probFrag, fragmentPair(both, 0), out);
+      acc[nv + 1 - first] =
+          mmaSync(probFrag, fragmentPair(both, 1), acc[nv + 1 - first]);
+      continue;
+    }
+    out = mmaSync(probFrag, ldmatrix(tile, key, index(nv * 8), 2, true), out);
+  }
+}
+
+/// A value of `element` (f16 or bf16) is not finite when its exponent bits
+/// are all set.
+static int64_t exponentBits(Type element) {
+  return element.isF16() ? 0x7C00 : 0x7F80;
+}
+
+Value KernelBuilder::scanPartialValues(const KernelArgs &args,
+                                       const BlockKeys &keys, Value batch,
+                                       Value head, Value kvHead, Value tid) {
+  Type element = getElementTypeOrSelf(args.v.getType());
+  Type i16 = b.getI16Type(), i32 = b.getI32Type();
+  int64_t dv = shape.valueDim, tile = shape.redoTile;
+  int64_t chunks = tile * dv / 8, threads = shape.threads();
+  auto bitsType = VectorType::get({8}, i16);
+  Value magnitude = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(bitsType, b.getI16IntegerAttr(0x7FFF)));
+  Value exponent = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(bitsType,
+                             b.getI16IntegerAttr(exponentBits(element))));
+  // This thread's share of each partial tile: chunks of 8 values of a key.
+  auto partial = [&](Value tileStart, ValueRange state,
+                     bool whole) -> SmallVector<Value> {
+    if (whole)
+      return SmallVector<Value>(state);
+    auto scan = scf::ForOp::create(
+        b, loc, tid, index(chunks), index(threads), state,
+        [&](OpBuilder &lb, Location, Value e, ValueRange found) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          Value key = m.add(tileStart, div(e, index(dv / 8)));
+          auto seen = scf::IfOp::create(b, loc, TypeRange{b.getI1Type()},
+                                        m.slt(key, keys.end),
+                                        /*withElseRegion=*/true);
+          b.setInsertionPointToStart(&seen.getThenRegion().front());
+          Value at =
+              m.add(rowOffset(batch, kvHead, key, kvHeadCount, args.sk, dv),
+                    mul(rem(e, index(dv / 8)), index(8)));
+          Value chunk = vector::LoadOp::create(
+              b, loc, VectorType::get({8}, element), args.v, at);
+          Value bits = vector::BitCastOp::create(b, loc, bitsType, chunk);
+          Value special = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::uge,
+              arith::AndIOp::create(b, loc, bits, magnitude), exponent);
+          scf::YieldOp::create(
+              b, loc,
+              ValueRange{arith::OrIOp::create(
+                  b, loc, found.front(),
+                  vector::ReductionOp::create(b, loc, vector::CombiningKind::OR,
+                                              special))});
+          b.setInsertionPointToStart(&seen.getElseRegion().front());
+          scf::YieldOp::create(b, loc, found);
+          b.setInsertionPointAfter(seen);
+          scf::YieldOp::create(b, loc, seen.getResults());
+        });
+    return SmallVector<Value>(scan.getResults());
+  };
+  scf::ForOp tiles = tileLoop(keys, tile, ValueRange{m.constantBool(false)},
+                              batch, head, partial);
+  Value votes = NVVM::BarrierOp::create(
+                    b, loc, i32, Value(), Value(),
+                    NVVM::BarrierReductionAttr::get(b.getContext(),
+                                                    NVVM::BarrierReduction::OR),
+                    arith::ExtUIOp::create(b, loc, i32, tiles.getResult(0)))
+                    .getRes();
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, votes,
+                               arith::ConstantIntOp::create(b, loc, i32, 0));
+}
+
+void KernelBuilder::returnUnlessRedone(gpu::GPUFuncOp kernel) {
+  Operation *check = redoCheck.getDefiningOp();
+  Block *entry = check->getBlock();
+  Block *compute = entry->splitBlock(std::next(Block::iterator(check)));
+  Block *done = b.createBlock(&kernel.getBody());
+  gpu::ReturnOp::create(b, loc);
+  b.setInsertionPointToEnd(entry);
+  cf::CondBranchOp::create(b, loc, redoCheck, compute, ValueRange(), done,
+                           ValueRange());
+}
+
+void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
+  // Warp w of the block computes query rows [16 w, 16 w + 16) of its block
+  // with mma.sync m16n8k16 (f16 in, f32 accumulators). In every fragment,
+  // lane l holds rows g = l / 4 and g + 8, and columns 2 (l % 4) + {0, 1}
+  // (+ 8 for the A operand's second half): PTX's m16n8k16 layout.
+  Block &body = kernel.getBody().front();
+  b.setInsertionPointToStart(&body);
+  KernelArgs args = unpackArgs(kernel);
+  Value heads = qHeadCount;
+  Type element = getElementTypeOrSelf(args.q.getType());
+  Type f32Type = b.getF32Type();
+  int64_t d = shape.headDim, dv = shape.valueDim, bc = shape.kvTile;
+  auto fragA = VectorType::get({4, 2}, element);
+  auto fragC = VectorType::get({2, 2}, f32Type);
+  auto pair = VectorType::get({2}, element);
+  Value negInf = f32(-std::numeric_limits<float>::infinity());
+  Value zero = f32(0.0);
+
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value queryBlock = queryBlockIndex();
+  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  Value warp = div(tid, index(32)), lane = rem(tid, index(32));
+  Value group = div(lane, index(4)),
+        pairCol = mul(rem(lane, index(4)), index(2));
+  Value qFirst = mul(queryBlock, index(shape.blockRows));
+  Value kvHead = div(head, div(qHeadCount, kvHeadCount));
+
+  // This lane's two rows: g and g + 8 of its warp's 16. Rows past Sq read
+  // row Sq - 1 (never stored) so every lane takes part in the shuffles.
+  Value rows[2], valid[2], safe[2];
+  RowOperands rowMasks[2];
+  for (int r = 0; r < 2; ++r) {
+    rows[r] =
+        m.add(m.add(qFirst, mul(warp, index(16))), m.add(group, index(8 * r)));
+    valid[r] = m.slt(rows[r], args.sq);
+    safe[r] = arith::SelectOp::create(b, loc, valid[r], rows[r],
+                                      m.sub(args.sq, index(1)));
+    rowMasks[r] = rowOperands(args, batch, head, rows[r], valid[r]);
+  }
+  auto qAt = [&](int r, int64_t col) {
+    return m.add(rowOffset(batch, head, safe[r], heads, args.sq, d),
+                 m.add(pairCol, index(col)));
+  };
+  // The query as A fragments, one per 16 of D: [row g | g + 8][col | + 8].
+  SmallVector<Value> queryFrags;
+  for (int64_t ks = 0; ks < d / 16; ++ks) {
+    Value frag = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(fragA, b.getFloatAttr(element, 0.0)));
+    for (int64_t part = 0; part < 4; ++part) {
+      Value two = vector::LoadOp::create(
+          b, loc, pair, args.q, qAt(part % 2, ks * 16 + 8 * (part / 2)));
+      frag = vector::InsertOp::create(b, loc, two, frag, part);
+    }
+    queryFrags.push_back(frag);
+  }
+  Value scale = logitScale(args);
+  // Where the logit is the scaled score, scores stay unscaled until the
+  // softmax: the scale is positive (the verifier's word), so max(s) scale =
+  // max(s scale) (rounding is monotonic), and each p = exp2(fma(s, scale,
+  // -base)) is one FMA rather than a multiply and a subtract.
+  bool foldScale = logitIsScaledScore(args);
+
+  BlockKeys keys = blockKeys(args, batch, head, qFirst);
+  Value end = keys.end;
+
+  // State: row max and this lane's partial row sum for rows g and g + 8,
+  // then the output fragments, one per 8 of Dv.
+  Value zeroFrag =
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(fragC, 0.0f));
+  SmallVector<Value> initial = {negInf, negInf, zero, zero};
+  initial.append(dv / 8, zeroFrag);
+
+  // K and V tiles by cp.async, one group in flight at a time. K of a tile is
+  // in flight when its iteration starts (unless the tile is skipped: then it
+  // was never asked for), V is fetched while Q K^T runs.
+  auto fetchKeys = [&](Value tileStart) {
+    Value wanted = m.slt(tileStart, end);
+    if (Value hidden = tileHidden(batch, head, qFirst, keys.qEnd, tileStart,
+                                  min(end, m.add(tileStart, index(bc)))))
+      wanted = m.both(
+          wanted, arith::XOrIOp::create(b, loc, hidden, m.constantBool(true)));
+    auto fetch = scf::IfOp::create(b, loc, wanted, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&fetch.getThenRegion().front());
+    stageTileAsync(args.keyTile, args.k, batch, kvHead, tileStart, end, args.sk,
+                   d, tid);
+  };
+  auto landTile = [&] {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    gpu::BarrierOp::create(b, loc);
+  };
+  // ldmatrix addresses: lane l names row l % 8 of matrix l / 8.
+  laneRow = rem(lane, index(8));
+  laneMatrix = div(lane, index(8));
+
+  fetchKeys(keys.begin);
+  auto tiles = tileLoop(
+      keys, bc, initial, batch, head,
+      [&](Value tileStart, ValueRange state, bool whole) -> SmallVector<Value> {
+        landTile();
+        stageTileAsync(args.valueTile, args.v, batch, kvHead, tileStart, end,
+                       args.sk, dv, tid);
+
+        // S = Q K^T, 8 keys per fragment: B[k][n] = K[key n][d k], K's rows
+        // as stored; one x4 ldmatrix takes two 16-wide steps of D.
+        SmallVector<Value> logits; // [nb][r][c], flattened
+        for (int64_t nb = 0; nb < bc / 8; ++nb) {
+          Value key = m.add(laneRow, index(nb * 8));
+          Value acc = zeroFrag;
+          for (int64_t ks = 0; ks < d / 16; ks += 2) {
+            if (ks + 1 < d / 16) {
+              Value both =
+                  ldmatrix(args.keyTile, key,
+                           m.add(mul(laneMatrix, index(8)), index(ks * 16)), 4,
+                           /*transpose=*/false);
+              acc = mmaSync(queryFrags[ks], fragmentPair(both, 0), acc);
+              acc = mmaSync(queryFrags[ks + 1], fragmentPair(both, 1), acc);
+              continue;
+            }
+            Value col =
+                m.add(mul(rem(laneMatrix, index(2)), index(8)), index(ks * 16));
+            acc = mmaSync(queryFrags[ks],
+                          ldmatrix(args.keyTile, key, col, 2, false), acc);
+          }
+          for (int64_t r = 0; r < 2; ++r)
+            for (int64_t c = 0; c < 2; ++c) {
+              Value score = vector::ExtractOp::create(b, loc, acc,
+                                                      ArrayRef<int64_t>{r, c});
+              if (!foldScale)
+                score = arith::MulFOp::create(b, loc, score, scale);
+              Value j = m.add(tileStart, m.add(pairCol, index(nb * 8 + c)));
+              // Keys past the tile's end are padding.
+              Value inside = whole ? Value() : m.both(valid[r], m.slt(j, end));
+              logits.push_back(maskedLogit(args, rowMasks[r], score, batch,
+                                           head, rows[r], j, inside));
+            }
+        }
+
+        // Online softmax per row, its max over the row's 4 lanes.
+        SmallVector<Value> next(state.begin(), state.end());
+        Value alpha[2], newMax[2];
+        SmallVector<Value> probs(logits.size());
+        for (int64_t r = 0; r < 2; ++r) {
+          Value rowMax = foldScale ? negInf : state[r];
+          for (int64_t nb = 0; nb < bc / 8; ++nb)
+            for (int64_t c = 0; c < 2; ++c)
+              rowMax = arith::MaximumFOp::create(b, loc, rowMax,
+                                                 logits[nb * 4 + r * 2 + c]);
+          newMax[r] = combineLanes(rowMax, 4, /*max=*/true);
+          if (foldScale)
+            newMax[r] = arith::MaximumFOp::create(
+                b, loc, state[r],
+                arith::MulFOp::create(b, loc, newMax[r], scale));
+          Value base = softmaxBase(newMax[r]);
+          Value negBase =
+              foldScale ? arith::NegFOp::create(b, loc, base) : Value();
+          alpha[r] = math::Exp2Op::create(
+              b, loc, arith::SubFOp::create(b, loc, state[r], base));
+          Value sum = arith::MulFOp::create(b, loc, state[2 + r], alpha[r]);
+          for (int64_t nb = 0; nb < bc / 8; ++nb)
+            for (int64_t c = 0; c < 2; ++c) {
+              int64_t at = nb * 4 + r * 2 + c;
+              Value shifted =
+                  foldScale
+                      ? math::FmaOp::create(b, loc, logits[at], scale, negBase)
+                            .getResult()
+                      : arith::SubFOp::create(b, loc, logits[at], base)
+                            .getResult();
+              probs[at] = math::Exp2Op::create(b, loc, shifted);
+              sum = arith::AddFOp::create(b, loc, sum, probs[at]);
+            }
+          next[r] = newMax[r];
+          next[2 + r] = sum;
+        }
+
+        // V has landed and every warp is done with K: fetch the next K.
+        landTile();
+        fetchKeys(m.add(tileStart, index(bc)));
+
+        // Rescale the output rows, then O += P V: P's fragments are the
+        // score fragments of 2 adjacent key blocks, B[k][n] = V[key k][n],
+        // transposed out of V's rows by ldmatrix.trans.
+        // P packed first: 16-bit pairs, half the registers of P across the
+        // rescale's branch.
+        SmallVector<Value> probFrags;
+        for (int64_t ks = 0; ks < bc / 16; ++ks) {
+          SmallVector<Value> parts;
+          for (int64_t half = 0; half < 2; ++half)
+            for (int64_t r = 0; r < 2; ++r)
+              for (int64_t c = 0; c < 2; ++c)
+                parts.push_back(arith::TruncFOp::create(
+                    b, loc, element, probs[(2 * ks + half) * 4 + r * 2 + c]));
+          probFrags.push_back(
+              vector::FromElementsOp::create(b, loc, fragA, parts));
+        }
+        MutableArrayRef<Value> outFrags =
+            MutableArrayRef<Value>(next).drop_front(4);
+        llvm::copy(
+            rescaleUnless(
+                m.both(isOne(alpha[0]), isOne(alpha[1])), state.drop_front(4),
+                [&] {
+                  Value alphas = vector::FromElementsOp::create(
+                      b, loc, fragC,
+                      ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+                  SmallVector<Value> scaled;
+                  for (Value frag : state.drop_front(4))
+                    scaled.push_back(
+                        arith::MulFOp::create(b, loc, frag, alphas));
+                  return scaled;
+                }),
+            outFrags.begin());
+        for (int64_t ks = 0; ks < bc / 16; ++ks)
+          multiplyValueTile(args.valueTile, probFrags[ks], ks, outFrags, 0);
+        return next;
+      },
+      [&](Value tileStart) { fetchKeys(m.add(tileStart, index(bc))); });
+
+  // out = O / sum (the row's 4 lanes' partial sums), 0 for a row that saw
+  // no key (NaN stays NaN).
+  Type outElement = getElementTypeOrSelf(args.out.getType());
+  for (int64_t r = 0; r < 2; ++r) {
+    Value sum = combineLanes(tiles.getResult(2 + r), 4, /*max=*/false);
+    // The row's quad holds the same max and sum: its first lane stores.
+    storeLse(args, batch, head, rows[r], tiles.getResult(r), sum,
+             m.both(valid[r], m.eq(rem(lane, index(4)), index(0))));
+    Value noKey =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
+    auto store = scf::IfOp::create(b, loc, valid[r], /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    for (int64_t nv = 0; nv < dv / 8; ++nv) {
+      Value rowPair = vector::ExtractOp::create(b, loc, tiles.getResult(4 + nv),
+                                                ArrayRef<int64_t>{r});
+      auto pairF32 = VectorType::get({2}, f32Type);
+      Value result = arith::SelectOp::create(
+          b, loc, noKey,
+          arith::ConstantOp::create(b, loc,
+                                    DenseElementsAttr::get(pairF32, 0.0f)),
+          arith::DivFOp::create(
+              b, loc, rowPair,
+              vector::BroadcastOp::create(b, loc, pairF32, sum)));
+      if (!outElement.isF32())
+        result = arith::TruncFOp::create(
+            b, loc, VectorType::get({2}, outElement), result);
+      Value at = m.add(rowOffset(batch, head, rows[r], heads, args.sq, dv),
+                       m.add(pairCol, index(nv * 8)));
+      vector::StoreOp::create(b, loc, result, args.out, at);
+    }
+  }
+  gpu::ReturnOp::create(b, loc);
+}
