@@ -64,9 +64,9 @@ void report(const char *message) {
 }
 
 /// Appends one line on a launch's profile to the file $ATTN_EMULATOR_PROFILE
-/// names: its warp instructions by class, the
-/// issue slots per mma.sync, and shared wavefronts and global sectors
-/// against the fewest possible (see Profile).
+/// names: its warp instructions by class, the issue slots per mma.sync, and
+/// shared wavefronts and global sectors against the fewest possible (see
+/// Profile).
 void writeProfile(const char *path, const Kernel &kernel,
                   const Profile &profile) {
   FILE *file = std::fopen(path, "a");
