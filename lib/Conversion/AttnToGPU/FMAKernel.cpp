@@ -14,7 +14,6 @@
 
 #include "KernelBuilder.h"
 
-
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
