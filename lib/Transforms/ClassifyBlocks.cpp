@@ -248,14 +248,15 @@ static KeyTileClass classifyByRules(OpBuilder &b, Location loc, AttentionOp op,
   Value one = m.constant(1);
   Value qFirst = position.offsets[2],
         kvFirst = m.add(position.offsets[3], kvStart);
-  KeyTileClass tile{Value(), m.constantBool(true)};
+  KeyTileClass tile{Value(), m.constantBool(true), Value()};
   if (mask) {
     MaskTileValues pairs =
         buildMaskTile(b, loc, mask, qFirst, m.sub(m.add(qFirst, qLen), one),
                       kvFirst, m.sub(m.add(kvFirst, kvSize), one),
                       position.extents[0], position.extents[1]);
     // The cut leaves no key of a band that no query sees.
-    tile = {cut && isBandMask(mask) ? Value() : pairs.hidesAll, pairs.showsAll};
+    tile = {cut && isBandMask(mask) ? Value() : pairs.hidesAll, pairs.showsAll,
+            Value()};
   }
   if (maskMod.empty())
     return tile;
@@ -276,12 +277,12 @@ static KeyTileClass classifyByRules(OpBuilder &b, Location loc, AttentionOp op,
       range(m.add(position.offsets[3], kvStart), kvSize)};
   FailureOr<MaskModBounds> bounds = boundMaskMod(b, loc, maskMod, ranges);
   if (failed(bounds))
-    return {tile.hidden, Value()};
+    return {tile.hidden, Value(), Value()};
   Value hidden =
       tile.hidden ? arith::OrIOp::create(b, loc, tile.hidden, bounds->hidesAll)
                         .getResult()
                   : bounds->hidesAll;
-  return {hidden, m.both(tile.full, bounds->showsAll)};
+  return {hidden, m.both(tile.full, bounds->showsAll), Value()};
 }
 
 KeyTileClass mlir::attn::classifyKeyTile(OpBuilder &b, Location loc,

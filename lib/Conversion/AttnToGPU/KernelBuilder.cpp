@@ -376,8 +376,10 @@ std::pair<Value, Value> KernelBuilder::blockClassRange(Value batch, Value head,
     Value from = mul(div(first, index(size)), index(size));
     return std::make_tuple(from, end, index(size));
   };
-  auto [qFrom, qTo, qStep] = blocks(qFirst, qEnd, sizes[0]);
-  auto [kFrom, kTo, kStep] = blocks(keyFirst, keyEnd, sizes[1]);
+  // Plain values, not structured bindings: the loops' lambdas capture them.
+  Value qFrom, qTo, qStep, kFrom, kTo, kStep;
+  std::tie(qFrom, qTo, qStep) = blocks(qFirst, qEnd, sizes[0]);
+  std::tie(kFrom, kTo, kStep) = blocks(keyFirst, keyEnd, sizes[1]);
   auto rows = scf::ForOp::create(
       b, loc, qFrom, qTo, qStep, ValueRange{classes(2), classes(0)},
       [&](OpBuilder &rb, Location, Value i, ValueRange outer) {
