@@ -139,15 +139,21 @@ std::string mlir::attn::emitCUDALauncher(const KernelSignature &signature,
   for (const std::string &function : functions)
     functionNames += llvm::formatv("\"{0}\", ", function);
 
-  // An attention whose K and V are operands checks their alignment.
+  // An attention whose K and V are operands checks their alignment: the
+  // widest any of its kernels (the tensor cores' and the exact one behind
+  // them read the same K and V) copies at once, a power of 2.
   std::string alignment;
   const GPULaunch &attention = binary.attention();
+  int64_t kvAlignment = 1;
+  for (const GPULaunch &launch : binary.launches)
+    if (launch.isAttention())
+      kvAlignment = std::max(kvAlignment, launch.kvAlignment);
   for (size_t b : {1, 2})
-    if (attention.kvAlignment > 1 && !attention.buffers[b].scratch)
+    if (kvAlignment > 1 && !attention.buffers[b].scratch)
       alignment +=
           llvm::formatv("  if ((uintptr_t)memrefs[{0}].aligned % {1})\n"
                         "    return ATTN_ERR_ALIGNMENT;\n",
-                        attention.buffers[b].index, attention.kvAlignment);
+                        attention.buffers[b].index, kvAlignment);
   if (!alignment.empty())
     alignment = "  /* The attention copies K and V in chunks this large. */\n" +
                 alignment;

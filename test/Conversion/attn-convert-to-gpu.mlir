@@ -24,7 +24,7 @@
 // The kernel: K and V tiles of 32 keys in shared memory as f32.
 // CHECK: gpu.module @causal_kernels
 // CHECK: gpu.func @causal(%{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: memref<?xf16>, %{{.+}}: index, %[[KSQ:[a-z0-9_]+]]: index, %[[KSK:[a-z0-9_]+]]: index, %{{.+}}: index, %{{.+}}: index)
-// CHECK-SAME: workgroup(%[[KT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>, %[[VT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[KT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VT:.+]] : memref<32x128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK-SAME: kernel attributes {attn.block_rows = 32 : i64, known_block_size = array<i32: 128, 1, 1>}
 // Query blocks run from the last (under causal the longest first).
 // CHECK: %[[GRID:.+]] = gpu.grid_dim x
@@ -59,9 +59,19 @@
 // CHECK: scf.yield
 // CHECK: } else {
 // The others mask each score.
+// K and V are staged 4 elements a copy: a row's 32 chunks on 32 threads,
+// each keeping its column and stepping its row by the 4 rows a pass of 128
+// threads covers; keys past the visible end store 0.
 // CHECK: gpu.barrier
-// CHECK: memref.store %{{.+}}, %[[KT]][
-// CHECK: memref.store %{{.+}}, %[[VT]][
+// CHECK: %[[STAGECOL:.+]] = arith.muli %{{.+}}, %[[C4]] : index
+// CHECK: %[[FIRSTROW:.+]] = arith.divui %{{.+}}, %[[C32K]] : index
+// CHECK: scf.for %[[R:.+]] = %[[FIRSTROW]] to %[[C32K]] step %[[C4]] {
+// CHECK: %[[KSTAGED:.+]] = arith.cmpi slt,
+// CHECK: %[[K4:.+]] = vector.load %{{.+}}[%{{.+}}] {alignment = 8 : i64} : memref<?xf16>, vector<4xf16>
+// CHECK: %[[K4F:.+]] = arith.extf %[[K4]] : vector<4xf16> to vector<4xf32>
+// CHECK: %[[K4Z:.+]] = arith.select %[[KSTAGED]], %[[K4F]], %{{.+}} : vector<4xf32>
+// CHECK: vector.store %[[K4Z]], %[[KT]][%[[R]], %[[STAGECOL]]] {alignment = 16 : i64} : memref<32x128xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.store %{{.+}}, %[[VT]][
 // CHECK: gpu.barrier
 // Steps of 4 keys, up to the tile's visible keys rounded up to a step; the
 // keys past the visible end are hidden.
@@ -157,7 +167,7 @@
 // ROWS128-DAG: %[[C512:.+]] = arith.constant 512 : index
 // ROWS128: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C128]] : index
 // ROWS128: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C256]], {{.*}}) {{.*}} {attn.block_rows = 128 : i64, attn.kv_alignment = 16 : i64}
-// ROWS128-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C512]], {{.*}}) {{.*}} {attn.block_rows = 128 : i64, attn.kv_alignment = 1 : i64}
+// ROWS128-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C512]], {{.*}}) {{.*}} {attn.block_rows = 128 : i64, attn.kv_alignment = 8 : i64}
 // ROWS128: gpu.func @causal(
 // ROWS128-SAME: known_block_size = array<i32: 256, 1, 1>
 // ROWS128: gpu.func @causal_exact(
@@ -170,7 +180,7 @@
 // MMA: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C64]] : index
 // MMA: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C128]], {{.*}}) {{.*}} {attn.block_rows = 64 : i64, attn.kv_alignment = 16 : i64}
 // Under the causal mask the exact FMA kernel follows, over the same blocks.
-// MMA-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%{{.+}}, {{.*}}) {{.*}} {attn.block_rows = 64 : i64, attn.kv_alignment = 1 : i64}
+// MMA-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%{{.+}}, {{.*}}) {{.*}} {attn.block_rows = 64 : i64, attn.kv_alignment = 8 : i64}
 // MMA: gpu.func @causal({{.*}}) workgroup(%[[KT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // MMA-SAME: attn.block_rows = 64 : i64, known_block_size = array<i32: 128, 1, 1>
 // MMA-COUNT-32: vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<2xf16>

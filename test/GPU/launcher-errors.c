@@ -5,7 +5,8 @@
 // malformed argument with its code before touching CUDA, and a well-formed
 // call on a machine without a usable driver with FLASH_ERR_NO_DEVICE; it
 // never crashes. The tensor-core kernel (flash_tc) copies K and V 16 bytes
-// at a time: data aligned to its element but not to 16 bytes is refused.
+// at a time, the FMA kernel (flash) 4 elements (8 bytes of f16): data
+// aligned to its element but not to that is refused.
 
 // RUN: rm -rf %t && mkdir -p %t/stub
 // RUN: attn-compile --target nvptx --mma=false --spec "b=1,hq=4,hkv=2,sq=64,d=32,dtype=f16,mask=causal" --name flash -o %t
@@ -25,6 +26,8 @@
 // CHECK-NEXT: no driver: 10 (no CUDA driver or device
 // CHECK-NEXT: k 8 bytes in, tensor cores: 9 (tensor data is not aligned
 // CHECK-NEXT: k 8 bytes in, fma: 10
+// CHECK-NEXT: k 4 bytes in, fma: 9
+// CHECK-NEXT: v 2 bytes in, fma: 9
 // CHECK-NEXT: v 8 bytes in, tensor cores: 9
 // CHECK-NEXT: tensor cores, aligned: 10
 // CHECK-NEXT: error string of 99: unknown attn status code
@@ -88,6 +91,11 @@ int main(void) {
   bad.byte_offset = 8;
   report("k 8 bytes in, tensor cores", flash_tc(&q, &bad, &v, &out, NULL));
   report("k 8 bytes in, fma", flash(&q, &bad, &v, &out, NULL));
+  bad.byte_offset = 4;
+  report("k 4 bytes in, fma", flash(&q, &bad, &v, &out, NULL));
+  bad = v;
+  bad.byte_offset = 2;
+  report("v 2 bytes in, fma", flash(&q, &k, &bad, &out, NULL));
   bad = v;
   bad.byte_offset = 8;
   report("v 8 bytes in, tensor cores", flash_tc(&q, &k, &bad, &out, NULL));

@@ -240,15 +240,15 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
     gpu::GPUFuncOp kernel = createKernel(
         func, name, module, {tileType(of.headDim), tileType(of.valueDim)},
         of.threads());
-    // cp.async and ldmatrix move 16 bytes at a time.
-    if (of.mma)
-      for (unsigned tile = 0; tile < 2; ++tile)
-        kernel.setWorkgroupAttributionAttr(
-            tile, LLVM::LLVMDialect::getAlignAttrName(),
-            b.getI64IntegerAttr(16));
+    // cp.async, ldmatrix and the FMA kernel's vector stores move up to 16
+    // bytes at a time.
+    for (unsigned tile = 0; tile < 2; ++tile)
+      kernel.setWorkgroupAttributionAttr(
+          tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
     KernelBuilder(b, loc, op, of).build(kernel);
-    // K and V of the tensor cores' kernel are copied 16 bytes at a time.
-    return {kernel, of.threads(), of.mma ? 16 : 1};
+    Type kvElement = getElementTypeOrSelf(op.getKey().getType());
+    return {kernel, of.threads(),
+            of.kvAlignment(kvElement.getIntOrFloatBitWidth() / 8)};
   };
   SmallVector<KernelLaunch> launches = {
       buildKernel(shape, func.getSymName(), gpu::GPUModuleOp())};

@@ -58,25 +58,54 @@ void KernelBuilder::stageTile(Value tile, Value source, Value batch,
                               Value kvHead, Value tileStart, Value end,
                               Value sk, int64_t dim, Value tid) {
   Type element = getElementTypeOrSelf(source.getType());
-  scf::ForOp::create(
-      b, loc, tid, index(shape.kvTile * dim), index(shape.threads()),
-      ValueRange{}, [&](OpBuilder &lb, Location ll, Value e, ValueRange) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-        Value r = div(e, index(dim)), c = rem(e, index(dim));
-        auto [inside, row] =
-            stagedRow(batch, kvHead, tileStart, r, end, sk, dim);
-        // Rows past the end store 0.
-        Value value = memref::LoadOp::create(b, loc, source, m.add(row, c));
-        Type stored = getElementTypeOrSelf(tile.getType());
-        if (element != stored)
-          value = arith::ExtFOp::create(b, loc, stored, value);
-        value = arith::SelectOp::create(
-            b, loc, inside, value,
-            arith::ConstantOp::create(b, loc, b.getFloatAttr(stored, 0.0)));
-        memref::StoreOp::create(b, loc, value, tile, ValueRange{r, c});
-        scf::YieldOp::create(b, loc);
-      });
+  Type stored = getElementTypeOrSelf(tile.getType());
+  // w elements per copy, consecutive threads on consecutive chunks, as
+  // vector loads and stores (K and V aligned to kvAlignment by the
+  // launcher, the tile to 16 bytes).
+  int64_t w = KernelShape::stagingWidth(dim), chunksPerRow = dim / w;
+  int64_t chunks = shape.kvTile * chunksPerRow, threads = shape.threads();
+  auto loadType = VectorType::get({w}, element);
+  auto storeType = VectorType::get({w}, stored);
+  Value zeros = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(storeType, b.getFloatAttr(stored, 0.0)));
+  auto copy = [&](Value r, Value c) {
+    auto [inside, row] = stagedRow(batch, kvHead, tileStart, r, end, sk, dim);
+    Value value = vector::LoadOp::create(
+        b, loc, loadType, source, ValueRange{m.add(row, c)},
+        /*nontemporal=*/false,
+        llvm::MaybeAlign(w * element.getIntOrFloatBitWidth() / 8));
+    if (element != stored)
+      value = arith::ExtFOp::create(b, loc, storeType, value);
+    // Rows past the end store 0.
+    value = arith::SelectOp::create(b, loc, inside, value, zeros);
+    vector::StoreOp::create(
+        b, loc, value, tile, ValueRange{r, c}, /*nontemporal=*/false,
+        llvm::MaybeAlign(w * stored.getIntOrFloatBitWidth() / 8));
+  };
+  // When a pass of the threads covers whole rows, a thread keeps its column
+  // and steps its row.
+  if (threads % chunksPerRow == 0) {
+    Value c = mul(rem(tid, index(chunksPerRow)), index(w));
+    scf::ForOp::create(
+        b, loc, div(tid, index(chunksPerRow)), index(shape.kvTile),
+        index(threads / chunksPerRow), ValueRange{},
+        [&](OpBuilder &lb, Location, Value r, ValueRange) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
+          copy(r, c);
+          scf::YieldOp::create(b, loc);
+        });
+    return;
+  }
+  scf::ForOp::create(b, loc, tid, index(chunks), index(threads), ValueRange{},
+                     [&](OpBuilder &lb, Location, Value e, ValueRange) {
+                       OpBuilder::InsertionGuard guard(b);
+                       b.setInsertionPoint(lb.getInsertionBlock(),
+                                           lb.getInsertionPoint());
+                       copy(div(e, index(chunksPerRow)),
+                            mul(rem(e, index(chunksPerRow)), index(w)));
+                       scf::YieldOp::create(b, loc);
+                     });
 }
 
 std::pair<Value, Value> KernelBuilder::stagedRow(Value batch, Value kvHead,

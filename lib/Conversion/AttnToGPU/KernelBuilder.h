@@ -53,6 +53,19 @@ struct KernelShape {
   int64_t rowPadding(int64_t dim) const {
     return mma && dim / 8 % 2 == 0 ? 8 : 0;
   }
+  /// Elements the FMA kernel copies at once from a K or V row of `dim` into
+  /// shared memory: the widest of 4, 2, 1 dividing it.
+  static int64_t stagingWidth(int64_t dim) {
+    return dim % 4 == 0 ? 4 : dim % 2 == 0 ? 2 : 1;
+  }
+  /// The alignment in bytes the kernel's copies need of K and V (of
+  /// `elementBytes` elements), which the launcher checks: cp.async's 16
+  /// bytes, or the FMA kernel's vector loads.
+  int64_t kvAlignment(int64_t elementBytes) const {
+    return mma ? 16
+               : std::max(stagingWidth(headDim), stagingWidth(valueDim)) *
+                     elementBytes;
+  }
 };
 
 /// Builds the body of the kernel for one attention.
@@ -335,7 +348,8 @@ private:
                                        Value rowValid);
 
   /// Stages rows [tileStart, tileStart + kvTile) of a K or V head (rows
-  /// past `end` as 0) into the shared `tile` [kvTile, dim].
+  /// past `end` as 0) into the shared `tile` [kvTile, dim], stagingWidth
+  /// elements a copy.
   void stageTile(Value tile, Value source, Value batch, Value kvHead,
                  Value tileStart, Value end, Value sk, int64_t dim, Value tid);
   /// Whether row r of a K or V tile from `tileStart` holds a key before
