@@ -31,15 +31,29 @@ for first in range(4):
     put("abi", chr(first) + "\0" * 64)
 PY
 if [[ -n "${2:-}" ]]; then
+  if [[ ! -x "$2" ]]; then
+    echo "seed-corpora: no attn-compile at $2" >&2
+    exit 1
+  fi
   n=0
   for flags in "--mma --spec b=1,hq=2,sq=40,d=32,dtype=f16,mask=causal" \
                "--spec b=1,hq=2,sq=40,d=32,mask=window:8:0|global:4" \
                "--spec b=1,hq=2,sq=40,d=32,kind=linear,mask=causal"; do
     n=$((n + 1))
     # shellcheck disable=SC2086 # FLAGS are words
-    "$2" --target nvptx $flags --name seed$n -o "$out/ptx.d" \
-      >/dev/null 2>&1 && cp "$out/ptx.d/seed$n.ptx" "$out/ptx/seed$n"
+    status=0
+    "$2" --target nvptx $flags --name seed$n -o "$out/ptx.d" >/dev/null \
+      2>"$out/ptx.err" || status=$?
+    if (( status == 2 )) && grep -q "toolkit" "$out/ptx.err"; then
+      echo "seed-corpora: no usable CUDA toolkit, so no PTX seeds"
+      break
+    elif (( status != 0 )); then
+      echo "seed-corpora: attn-compile failed on $flags:" >&2
+      cat "$out/ptx.err" >&2
+      exit 1
+    fi
+    cp "$out/ptx.d/seed$n.ptx" "$out/ptx/seed$n"
   done
-  rm -rf "$out/ptx.d"
+  rm -rf "$out/ptx.d" "$out/ptx.err"
 fi
 echo "seed-corpora: $(ls "$out/opt" | wc -l) MLIR inputs, $(ls "$out/spec" | wc -l) specs, $(ls "$out/ptx" | wc -l) PTX modules in $out"

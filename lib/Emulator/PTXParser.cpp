@@ -530,6 +530,8 @@ void Parser::parseOperand(std::string_view text, Instruction &inst) {
     std::string_view inside = trim(text.substr(1, text.size() - 2));
     size_t plus = inside.find('+');
     std::string_view base = trim(inside.substr(0, plus));
+    if (base.empty())
+      fail("an address with no base: '" + std::string(text) + "'");
     operand.kind = Operand::Mem;
     if (plus != std::string_view::npos)
       operand.imm = parseImmediate(trim(inside.substr(plus + 1)));
@@ -607,6 +609,8 @@ void Parser::parseInstruction(std::string_view statement, Kernel &kernel) {
   inst.line = line;
   if (statement.front() == '@') {
     size_t space = statement.find_first_of(" \t");
+    if (space == std::string_view::npos)
+      fail("a guard with no instruction: '" + std::string(statement) + "'");
     std::string_view guard = statement.substr(1, space - 1);
     if (!guard.empty() && guard.front() == '!') {
       inst.guardNegated = true;

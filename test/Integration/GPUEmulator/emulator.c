@@ -24,6 +24,8 @@
 // RUN: %t/emulator divergent 2>&1 | FileCheck %s --check-prefix=DIVERGENT
 // RUN: %t/emulator zerodiv 2>&1 | FileCheck %s --check-prefix=ZERODIV
 // RUN: %t/emulator unsupported 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: %t/emulator bareguard 2>&1 | FileCheck %s --check-prefix=BAREGUARD
+// RUN: %t/emulator nobase 2>&1 | FileCheck %s --check-prefix=NOBASE
 // RUN: %t/emulator cubin 2>&1 | FileCheck %s --check-prefix=CUBIN
 // upstream-mma.mlir runs `emulator upstream FILE.ptx` on kernels upstream
 // MLIR lowered.
@@ -45,6 +47,11 @@
 // ZERODIV: integer division by zero
 // UNKNOWN: cannot load the PTX: line 6: unsupported instruction 'tex.1d.v4.f32.s32'
 // UNKNOWN: unsupported: load 218, a PTX JIT compilation failed
+// Malformed PTX the fuzzer found (it crashed the parser): refused.
+// BAREGUARD: cannot load the PTX: line 7: a guard with no instruction: '@%p1'
+// BAREGUARD: bareguard: load 218, a PTX JIT compilation failed
+// NOBASE: cannot load the PTX: line 7: an address with no base: '[+4]'
+// NOBASE: nobase: load 218, a PTX JIT compilation failed
 // CUBIN: cubin: load 209, no kernel image is available for execution on the device (the CUDA emulator runs PTX, not cubins: attn-compile --embed=ptx)
 
 #include <cuda.h>
@@ -137,6 +144,16 @@ static const char *kUnsupportedPTX =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
     ".visible .entry tex(.param .u64 p)\n{\n"
     "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [t, {%r1}];\n  ret;\n}\n";
+
+static const char *kBareGuardPTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry bareguard(.param .u64 p)\n{\n  .reg .pred %p<2>;\n"
+    "  @%p1;\n  ret;\n}\n";
+
+static const char *kNoBasePTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry nobase(.param .u64 p)\n{\n  .reg .b32 %r<2>;\n"
+    "  ld.global.u32 %r1, [+4];\n  ret;\n}\n";
 
 static uint16_t toHalf(float x) {
   _Float16 h = (_Float16)x;
@@ -316,12 +333,17 @@ int main(int argc, char **argv) {
     return runMma(!strcmp(name, "mapped"));
   if (!strcmp(name, "upstream") && argc > 2)
     return runUpstream(argv[2]);
-  if (!strcmp(name, "unsupported") || !strcmp(name, "cubin")) {
-    static const char cubin[] = "\x7f"
-                                "ELF fake";
+  // Modules the emulator must refuse to load.
+  static const char cubin[] = "\x7f"
+                              "ELF fake";
+  const char *refused = !strcmp(name, "unsupported") ? kUnsupportedPTX
+                        : !strcmp(name, "cubin")     ? cubin
+                        : !strcmp(name, "bareguard") ? kBareGuardPTX
+                        : !strcmp(name, "nobase")    ? kNoBasePTX
+                                                     : NULL;
+  if (refused) {
     const char *text = "";
-    CUresult r = cuModuleLoadData(
-        &module, !strcmp(name, "cubin") ? cubin : kUnsupportedPTX);
+    CUresult r = cuModuleLoadData(&module, refused);
     cuGetErrorString(r, &text);
     printf("%s: load %d, %s\n", name, (int)r, text);
     return r == CUDA_SUCCESS;
