@@ -6,8 +6,9 @@
 // parser refuses what it does not know with a message; each kernel it takes
 // then runs one block of 64 threads, its pointer parameters aimed at a
 // zeroed 4 KiB buffer and its other parameters 64, with a budget of 20000
-// instructions per thread between barriers. Refusals and faults are
-// expected; a crash, a hang or a sanitizer report is a finding.
+// instructions per thread between barriers and 10^6 in all (a loop around a
+// barrier). Refusals and faults are expected; a crash, a hang or a
+// sanitizer report is a finding.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,6 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       LaunchShape shape;
       shape.block[0] = 64;
       shape.maxSteps = 20000;
+      shape.maxBlockSteps = 1000000;
       (void)runKernel(kernel, shape, parameters, memory);
     }
     memory.remove(address);

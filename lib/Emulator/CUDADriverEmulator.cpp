@@ -465,6 +465,15 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
   shape.grid[0] = gridX, shape.grid[1] = gridY, shape.grid[2] = gridZ;
   shape.block[0] = blockX, shape.block[1] = blockY, shape.block[2] = blockZ;
   shape.dynamicShared = sharedBytes;
+  if (const char *limit = std::getenv("ATTN_EMULATOR_MAX_STEPS")) {
+    char *end = nullptr;
+    unsigned long long steps = std::strtoull(limit, &end, 10);
+    if (!*limit || *end || !steps || *limit == '-') {
+      report("ATTN_EMULATOR_MAX_STEPS is not a positive integer");
+      return CUDA_ERROR_INVALID_VALUE;
+    }
+    shape.maxBlockSteps = steps;
+  }
   const char *profilePath = std::getenv("ATTN_EMULATOR_PROFILE");
   Profile profile;
   std::string fault = runKernel(kernel, shape, buffer, state().memory,

@@ -835,10 +835,14 @@ bool BlockRunner::step(Thread &t) {
 
 void BlockRunner::runThread(Thread &t) {
   uint64_t start = steps;
-  while (step(t))
+  while (step(t)) {
     if (++steps - start > shape.maxSteps)
       fault(t, "more than " + std::to_string(shape.maxSteps) +
                    " instructions without a barrier: a runaway loop");
+    if (steps > shape.maxBlockSteps)
+      fault(t, "more than " + std::to_string(shape.maxBlockSteps) +
+                   " instructions in the block: a runaway loop");
+  }
 }
 
 void BlockRunner::runCollective(std::vector<Thread *> &lanes) {

@@ -204,6 +204,9 @@ struct LaunchShape {
   /// A thread running more instructions than this without reaching a
   /// barrier is a runaway loop.
   uint64_t maxSteps = uint64_t(1) << 30;
+  /// A block whose threads run more instructions than this in all is one
+  /// too, though its loop passes barriers (ATTN_EMULATOR_MAX_STEPS).
+  uint64_t maxBlockSteps = UINT64_MAX;
 };
 
 /// What one block may hold: sm_90's shared memory and registers per thread

@@ -23,6 +23,8 @@
 // RUN: %t/emulator race 2>&1 | FileCheck %s --check-prefix=RACE
 // RUN: %t/emulator divergent 2>&1 | FileCheck %s --check-prefix=DIVERGENT
 // RUN: %t/emulator zerodiv 2>&1 | FileCheck %s --check-prefix=ZERODIV
+// RUN: env ATTN_EMULATOR_MAX_STEPS=10000 %t/emulator spin 2>&1 | FileCheck %s --check-prefix=SPIN
+// RUN: env ATTN_EMULATOR_MAX_STEPS=ten %t/emulator spin 2>&1 | FileCheck %s --check-prefix=BADSTEPS
 // RUN: %t/emulator unsupported 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: %t/emulator bareguard 2>&1 | FileCheck %s --check-prefix=BAREGUARD
 // RUN: %t/emulator nobase 2>&1 | FileCheck %s --check-prefix=NOBASE
@@ -45,6 +47,12 @@
 // RACE: thread 1, PTX line {{[0-9]+}}: shared-memory race: byte 0 read after thread 0 wrote it with no barrier between
 // DIVERGENT: divergent warp: lanes wait at different collectives
 // ZERODIV: integer division by zero
+// A loop around a barrier never runs long between barriers: the block's
+// budget stops it.
+// SPIN: launch failed: spin: block (0, 0, 0), thread {{[0-9]+}}, PTX line {{[0-9]+}}: more than 10000 instructions in the block: a runaway loop
+// SPIN: spin: launch 719
+// BADSTEPS: ATTN_EMULATOR_MAX_STEPS is not a positive integer
+// BADSTEPS: spin: launch 1,
 // UNKNOWN: cannot load the PTX: line 6: unsupported instruction 'tex.1d.v4.f32.s32'
 // UNKNOWN: unsupported: load 218, a PTX JIT compilation failed
 // Malformed PTX the fuzzer found (it crashed the parser): refused.
@@ -129,7 +137,9 @@ static const char *kFaultPTX =
     "  shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;\n  ret;\n"
     "$L_low:\n  shfl.sync.bfly.b32 %r3, %r1, 2, 31, -1;\n  ret;\n}\n"
     ".visible .entry zerodiv(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n"
-    "  mov.u32 %r1, %tid.x;\n  div.u32 %r2, 5, %r1;\n  ret;\n}\n";
+    "  mov.u32 %r1, %tid.x;\n  div.u32 %r2, 5, %r1;\n  ret;\n}\n"
+    ".visible .entry spin(.param .u64 p)\n{\n"
+    "$L_top:\n  bar.sync 0;\n  bra $L_top;\n}\n";
 
 // Half a warp takes one path, half the other.
 static const char *kBranchesPTX =
