@@ -3,7 +3,8 @@
 #   scripts/gpu-artifacts.sh OUTDIR [SPECS] [CHIP]
 # ATTN_COMPILE_FLAGS adds attn-compile flags to every kernel (e.g.
 # --embed=ptx, for the CUDA emulator of lib/Emulator).
-# OUTDIR gets, per kernel, NAME.cubin, NAME.h and NAME_launch.c, plus
+# OUTDIR gets, per kernel, NAME.cubin, NAME.h, NAME_launch.c and its
+# manifest NAME.json (ptxas's registers, printed with the timings), plus
 # specs.txt, the C test driver gpu-driver.c, gpu-check.sh, gpu-check.py and
 # dlpack/dlpack.h. Copy OUTDIR over and run `bash gpu-check.sh` there.
 # A mask term blocks:PATH (a block bitmap file) names PATH absolute or
@@ -76,6 +77,7 @@ while read -r name spec flags; do
     --name "$name" $flags ${ATTN_COMPILE_FLAGS:-} -o "$out/$name.d"
   mv "$out/$name.d/$name.cubin" "$out/$name.d/$name.h" \
     "$out/$name.d/${name}_launch.c" "$out/"
+  mv "$out/$name.d/manifest.json" "$out/$name.json"
   rm -rf "$out/$name.d"
   echo "$name $out_spec" >> "$out/specs.txt"
 done < "$specs"

@@ -15,6 +15,7 @@ Exit status: 0 when every kernel agrees with the reference, 1 otherwise,
 """
 
 import ctypes
+import json
 import math
 import os
 import sys
@@ -436,6 +437,17 @@ def median_ms(fn, budget_s=0.5, max_runs=20):
     return times[len(times) // 2]
 
 
+def registers(name):
+    """The registers per thread ptxas gave kernel `name` (its manifest,
+    NAME.json from gpu-artifacts.sh), or None."""
+    try:
+        with open(name + ".json") as f:
+            resources = json.load(f)["resources"]
+        return next(r["registers"] for r in resources if r["function"] == name)
+    except (OSError, ValueError, KeyError, StopIteration):
+        return None
+
+
 def check(name, spec_text):
     s = parse_spec(spec_text)
     lib = ctypes.CDLL(os.path.join("lib", "lib%s.so" % name))
@@ -606,6 +618,9 @@ def check(name, spec_text):
                        theirs / ours))
 
     if plain:
+        regs = registers(name)
+        if regs:
+            line += "  regs %d" % regs
         # A torch that cannot time it (no SDPA, no half matmul on its
         # device) costs the timing, not the check.
         try:

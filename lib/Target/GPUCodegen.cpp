@@ -17,8 +17,11 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
@@ -58,10 +61,10 @@ const GPULaunch &GPUKernelBinary::attention() const {
 }
 
 namespace {
-/// One lowering of a kernel: its binary and how its host function launches
+/// One lowering of a kernel: its PTX and how its host function launches
 /// it.
 struct LoweredKernel {
-  std::string binary;
+  std::string ptx;
   std::vector<GPUScratch> scratch;
   std::vector<GPULaunch> launches;
 };
@@ -141,10 +144,9 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
       lowered.launches, [](const GPULaunch &l) { return l.isAttention(); }));
 }
 
-/// The kernel of `name` lowered to `format` (isa: PTX, bin: cubin).
-static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
-                                              const GPUTargetOptions &options,
-                                              StringRef format) {
+/// The kernel of `name` lowered to PTX.
+static FailureOr<LoweredKernel> lowerToPTX(func::FuncOp func, StringRef name,
+                                           const GPUTargetOptions &options) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(func.getLoc());
   OpBuilder builder(func.getContext());
   builder.setInsertionPointToEnd(module->getBody());
@@ -160,7 +162,7 @@ static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
   GPUPipelineOptions pipeline;
   pipeline.chip = options.chip;
   pipeline.toolkit = options.toolkit;
-  pipeline.format = format.str();
+  pipeline.format = "isa";
   pipeline.blockRows = options.blockRows;
   pipeline.kvTileSize = options.kvTileSize;
   pipeline.mmaKvTileSize = options.mmaKvTileSize;
@@ -178,19 +180,136 @@ static FailureOr<LoweredKernel> lowerToBinary(func::FuncOp func, StringRef name,
     return module->emitError()
            << "attn-gpu-pipeline did not produce one binary and its launches";
   auto object = cast<gpu::ObjectAttr>(binary.getObjects()[0]);
-  lowered.binary = object.getObject().getValue().str();
+  lowered.ptx = object.getObject().getValue().str();
   return lowered;
+}
+
+/// Reads `ptxas -v`'s report: per entry function, "Compiling entry function
+/// 'F'", "Function properties for F", then the stack frame and spills, then
+/// "Used N registers, ..., M bytes smem".
+static FailureOr<std::vector<GPUFunctionResources>>
+parsePtxasReport(StringRef report) {
+  std::vector<GPUFunctionResources> functions;
+  auto number = [](StringRef line, StringRef unit) -> int64_t {
+    size_t at = line.find(unit);
+    if (at == StringRef::npos)
+      return 0;
+    StringRef digits = line.take_front(at).rtrim();
+    digits = digits.drop_front(digits.find_last_not_of("0123456789") + 1);
+    int64_t value = 0;
+    return digits.getAsInteger(10, value) ? -1 : value;
+  };
+  SmallVector<StringRef> lines;
+  report.split(lines, '\n');
+  for (StringRef line : lines) {
+    line = line.trim();
+    StringRef name = line;
+    if (name.consume_front("ptxas info    : Compiling entry function '")) {
+      // Unknown until read: a report missing a line is not 0 spills.
+      functions.push_back(
+          {name.take_until([](char c) { return c == '\''; }).str(), -1, 0, -1,
+           -1, -1});
+      continue;
+    }
+    if (functions.empty())
+      continue;
+    GPUFunctionResources &function = functions.back();
+    if (line.contains("bytes spill stores")) {
+      function.stackFrameBytes = number(line, " bytes stack frame");
+      function.spillStoreBytes = number(line, " bytes spill stores");
+      function.spillLoadBytes = number(line, " bytes spill loads");
+    } else if (line.consume_front("ptxas info    : Used ")) {
+      function.registers = number(line, " registers");
+      function.sharedBytes = number(line, " bytes smem");
+    }
+  }
+  for (const GPUFunctionResources &function : functions)
+    if (function.registers <= 0 || function.stackFrameBytes < 0 ||
+        function.spillStoreBytes < 0 || function.spillLoadBytes < 0 ||
+        function.sharedBytes < 0)
+      return failure();
+  return functions;
+}
+
+/// Assembles `binary.ptx` with the toolkit's ptxas as gpu-module-to-binary
+/// would (`-arch CHIP --opt-level 3`: the same machine code, though the
+/// cubin records the command line, -v included), keeping ptxas's report of
+/// each function's resources.
+static LogicalResult assemble(func::FuncOp func, GPUKernelBinary &binary,
+                              const GPUTargetOptions &options) {
+  SmallString<256> ptxas(getCUDAToolkitPath(options.toolkit));
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  SmallString<128> ptxPath, cubinPath, reportPath;
+  for (auto [path, suffix] : {std::pair{&ptxPath, "ptx"},
+                              {&cubinPath, "cubin"},
+                              {&reportPath, "log"}})
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("attn-ptxas", suffix, *path))
+      return emitError(func.getLoc())
+             << "cannot create a temporary file for ptxas: " << ec.message();
+  llvm::scope_exit remove([&] {
+    for (StringRef path : {ptxPath, cubinPath, reportPath})
+      llvm::sys::fs::remove(path);
+  });
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(ptxPath, ec);
+    out << binary.ptx;
+    if (ec || out.has_error())
+      return emitError(func.getLoc()) << "cannot write the PTX for ptxas";
+  }
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(
+      ptxas,
+      {ptxas, "-arch", options.chip, "--opt-level", "3", "-v", ptxPath, "-o",
+       cubinPath},
+      /*Env=*/std::nullopt,
+      {std::nullopt, StringRef(reportPath), StringRef(reportPath)},
+      /*SecondsToWait=*/0, /*MemoryLimit=*/0, &error);
+  auto report = llvm::MemoryBuffer::getFile(reportPath);
+  StringRef reportText = report ? (*report)->getBuffer().rtrim() : "";
+  if (status != 0)
+    return emitError(func.getLoc())
+           << "ptxas failed on the kernel's PTX"
+           << (error.empty() ? "" : ": " + error) << "\n"
+           << reportText;
+  auto cubin = llvm::MemoryBuffer::getFile(cubinPath, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  FailureOr<std::vector<GPUFunctionResources>> resources =
+      parsePtxasReport(reportText);
+  if (!cubin || failed(resources))
+    return emitError(func.getLoc())
+           << "ptxas left no cubin or no readable report:\n"
+           << reportText;
+  binary.cubin = (*cubin)->getBuffer().str();
+  binary.resources = std::move(*resources);
+  return success();
 }
 
 FailureOr<GPUKernelBinary>
 mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
                              const GPUTargetOptions &options) {
-  auto ptx = lowerToBinary(func, name, options, "isa");
+  auto ptx = lowerToPTX(func, name, options);
   if (failed(ptx))
     return failure();
-  auto cubin = lowerToBinary(func, name, options, "bin");
-  if (failed(cubin))
+  GPUKernelBinary binary;
+  binary.ptx = std::move(ptx->ptx);
+  binary.chip = options.chip;
+  binary.scratch = std::move(ptx->scratch);
+  binary.launches = std::move(ptx->launches);
+  if (failed(assemble(func, binary, options)))
     return failure();
-  return GPUKernelBinary{ptx->binary, cubin->binary, options.chip,
-                         std::move(ptx->scratch), std::move(ptx->launches)};
+  for (const GPULaunch &launch : binary.launches)
+    if (!binary.resourcesOf(launch.function))
+      return emitError(func.getLoc())
+             << "ptxas reported nothing of '" << launch.function << "'";
+  return binary;
+}
+
+const GPUFunctionResources *
+GPUKernelBinary::resourcesOf(StringRef function) const {
+  auto it = llvm::find_if(resources, [&](const GPUFunctionResources &r) {
+    return r.name == function;
+  });
+  return it == resources.end() ? nullptr : &*it;
 }

@@ -33,39 +33,44 @@ using namespace mlir;
 using namespace mlir::attn;
 namespace cl = llvm::cl;
 
+// --help lists these and the code generation flags, not the hundreds of
+// options LLVM and MLIR register.
+static cl::OptionCategory toolOptions("attn-compile options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[kernel.mlir]"),
-                                      cl::init(""));
+                                      cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string>
     specText("spec",
              cl::desc("Build the kernel from a SPEC instead of a file, "
                       "e.g. b=2,hq=16,hkv=4,sq=1024,d=64,mask=causal"),
-             cl::init(""));
+             cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string> target("target", cl::desc("Target: cpu or nvptx"),
-                                   cl::init("cpu"));
+                                   cl::init("cpu"), cl::cat(toolOptions));
 static cl::opt<std::string>
     chip("chip", cl::desc("NVIDIA architecture for --target nvptx"),
-         cl::init("sm_90"));
+         cl::init("sm_90"), cl::cat(toolOptions));
 static cl::opt<std::string>
     embed("embed",
           cl::desc("What NAME_launch.c embeds for --target nvptx: cubin (the "
                    "default), or ptx (compiled by the driver for the GPU it "
                    "loads on; the CUDA emulator runs it on the CPU)"),
-          cl::init("cubin"));
+          cl::init("cubin"), cl::cat(toolOptions));
 static cl::opt<std::string>
     cudaToolkit("cuda-toolkit",
                 cl::desc("CUDA toolkit directory for --target nvptx (default: "
                          "$CUDA_HOME, else /usr/local/cuda)"),
-                cl::init(""));
+                cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string>
     kernelName("name", cl::desc("C name of the entry point and the files"),
-               cl::init("attn_kernel"));
+               cl::init("attn_kernel"), cl::cat(toolOptions));
 static cl::opt<std::string>
     funcName("function",
              cl::desc("The kernel function in FILE (default: the only one "
                       "holding an attn.attention)"),
-             cl::init(""));
+             cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string> outDir("o", cl::desc("Output directory"),
-                                   cl::value_desc("OUTDIR"), cl::Required);
+                                   cl::value_desc("OUTDIR"), cl::Required,
+                                   cl::cat(toolOptions));
 
 static CPUKernelFlags flags;
 
@@ -167,8 +172,24 @@ static int compileForGPU(const KernelSource &source,
   llvm::json::Array operands, launches;
   for (const KernelOperand &operand : signature.operands)
     operands.push_back(operand.name);
-  for (const GPULaunch &launch : binary->launches)
+  llvm::json::Array resources;
+  for (const GPULaunch &launch : binary->launches) {
     launches.push_back(launch.function);
+    const GPUFunctionResources &used = *binary->resourcesOf(launch.function);
+    resources.push_back(
+        llvm::json::Object{{"function", used.name},
+                           {"registers", used.registers},
+                           {"shared_bytes", used.sharedBytes},
+                           {"stack_frame_bytes", used.stackFrameBytes},
+                           {"spill_store_bytes", used.spillStoreBytes},
+                           {"spill_load_bytes", used.spillLoadBytes}});
+    // Spills cost local-memory traffic in the inner loop: worth a look.
+    if (used.spills())
+      llvm::errs() << "attn-compile: warning: ptxas spills in '" << used.name
+                   << "' for " << chip << " (" << used.spillStoreBytes
+                   << " bytes stored, " << used.spillLoadBytes
+                   << " bytes loaded)\n";
+  }
   llvm::json::Value manifest = llvm::json::Object{
       {"name", kernelName.getValue()},
       {"spec", source.spec ? llvm::json::Value(source.spec->str())
@@ -185,6 +206,7 @@ static int compileForGPU(const KernelSource &source,
       {"kernel", kernelName.getValue()},
       {"operands", std::move(operands)},
       {"launches", std::move(launches)},
+      {"resources", std::move(resources)},
       {"block_rows", binary->attention().blockRows},
       {"threads", binary->attention().threads},
       {"mma", flags.mma.getValue()},
@@ -213,6 +235,7 @@ static int compileForGPU(const KernelSource &source,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions({&toolOptions, &codegenOptionCategory()});
   cl::ParseCommandLineOptions(argc, argv, "attn ahead-of-time compiler\n");
 
   if (inputFile.empty() == specText.empty())

@@ -52,47 +52,57 @@ namespace cl = llvm::cl;
 // From libomp, which runs the kernels' parallel loops.
 extern "C" void omp_set_num_threads(int);
 
+// --help lists these and the code generation flags, not the hundreds of
+// options LLVM and MLIR register.
+static cl::OptionCategory toolOptions("attn-run options");
+
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[kernel.mlir]"),
-                                      cl::init(""));
-static cl::opt<std::string>
-    specText("spec", cl::desc("Build the kernel from a SPEC"), cl::init(""));
+                                      cl::init(""), cl::cat(toolOptions));
+static cl::opt<std::string> specText("spec",
+                                     cl::desc("Build the kernel from a SPEC"),
+                                     cl::init(""), cl::cat(toolOptions));
 static cl::opt<std::string>
     target("target",
            cl::desc("Target: cpu, or gpu (this machine's first NVIDIA GPU)"),
-           cl::init("cpu"));
+           cl::init("cpu"), cl::cat(toolOptions));
 static cl::opt<std::string>
     chip("chip",
          cl::desc("NVIDIA architecture for --target gpu (default: the GPU's)"),
-         cl::init(""));
-static cl::opt<std::string>
-    funcName("function", cl::desc("The kernel function in FILE"), cl::init(""));
+         cl::init(""), cl::cat(toolOptions));
+static cl::opt<std::string> funcName("function",
+                                     cl::desc("The kernel function in FILE"),
+                                     cl::init(""), cl::cat(toolOptions));
 static cl::list<std::string>
     dimsList("dims",
              cl::desc("Sizes of dynamic dimensions, e.g. sq=17,sk=33 (b, hq, "
                       "hkv, sq, sk, d, dv); repeat to run the same kernel "
-                      "at several sizes"));
+                      "at several sizes"),
+             cl::cat(toolOptions));
 static cl::opt<bool> check("check",
                            cl::desc("Compare with the naive reference; exit 1 "
-                                    "when the error exceeds the tolerance"));
+                                    "when the error exceeds the tolerance"),
+                           cl::cat(toolOptions));
 static cl::opt<bool> bench("bench",
-                           cl::desc("Time repeated runs, report the median"));
+                           cl::desc("Time repeated runs, report the median"),
+                           cl::cat(toolOptions));
 static cl::opt<bool> json("json",
-                          cl::desc("Print one JSON object on the last line"));
+                          cl::desc("Print one JSON object on the last line"),
+                          cl::cat(toolOptions));
 static cl::opt<unsigned> seed("seed", cl::desc("Random seed of the inputs"),
-                              cl::init(1));
+                              cl::init(1), cl::cat(toolOptions));
 static cl::opt<unsigned> runs("runs", cl::desc("Timed runs for --bench"),
-                              cl::init(10));
+                              cl::init(10), cl::cat(toolOptions));
 static cl::opt<double>
     toleranceOpt("tolerance",
                  cl::desc("Max abs error for --check (default: by dtype)"),
-                 cl::init(-1));
+                 cl::init(-1), cl::cat(toolOptions));
 
 static cl::opt<std::string> blockMap(
     "block-map",
     cl::desc("Draw the tile map of the kernel's structured mask (skipped / "
              "full / partial tiles of --query-tile-size x --kv-tile-size, "
              "default 64) into FILE.svg instead of running"),
-    cl::value_desc("FILE.svg"), cl::init(""));
+    cl::value_desc("FILE.svg"), cl::init(""), cl::cat(toolOptions));
 
 static cl::list<std::string> weights(
     "weights", cl::multi_val(2),
@@ -100,7 +110,7 @@ static cl::list<std::string> weights(
              "ROWS (e.g. 0,5,17) of every batch entry and head, recomputed "
              "as exp(score - lse) from the kernel's lse output, to FILE (CSV: "
              "b,h,i, then one weight per key); needs lse=true"),
-    cl::value_desc("ROWS FILE"));
+    cl::value_desc("ROWS FILE"), cl::cat(toolOptions));
 
 static CPUKernelFlags flags;
 
@@ -632,7 +642,9 @@ int main(int argc, char **argv) {
   if (cl::Option *clash = cl::getRegisteredOptions().lookup("threads"))
     clash->removeArgument();
   static cl::opt<unsigned> threads(
-      "threads", cl::desc("OpenMP threads the kernel runs on"), cl::init(1));
+      "threads", cl::desc("OpenMP threads the kernel runs on"), cl::init(1),
+      cl::cat(toolOptions));
+  cl::HideUnrelatedOptions({&toolOptions, &codegenOptionCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "attn: compile, run, check and benchmark\n");
   if (inputFile.empty() == specText.empty())

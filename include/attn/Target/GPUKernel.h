@@ -62,6 +62,14 @@ struct GPULaunch {
   bool isAttention() const { return blockRows > 0; }
 };
 
+/// What ptxas reported of one function of the cubin (`ptxas -v`).
+struct GPUFunctionResources {
+  std::string name;
+  int64_t registers = 0, sharedBytes = 0;
+  int64_t stackFrameBytes = 0, spillStoreBytes = 0, spillLoadBytes = 0;
+  bool spills() const { return spillStoreBytes || spillLoadBytes; }
+};
+
 /// A compiled kernel: its launches in order, with the scratch buffers they
 /// share. A plain attention is one launch of the gpu.func named after the
 /// kernel, with the kernel's operands; on tensor cores under a per-row mask,
@@ -71,6 +79,10 @@ struct GPUKernelBinary {
   std::string ptx, cubin, chip;
   std::vector<GPUScratch> scratch;
   std::vector<GPULaunch> launches;
+  /// Each entry function's registers, shared memory and spills.
+  std::vector<GPUFunctionResources> resources;
+  /// The resources of `function`, if ptxas reported it.
+  const GPUFunctionResources *resourcesOf(StringRef function) const;
   /// The first launch that computes the attention.
   const GPULaunch &attention() const;
 };
@@ -81,7 +93,8 @@ llvm::Error checkGPUTarget(const GPUTargetOptions &options);
 
 /// Lowers a copy of `func` (alone in a new module, renamed `name`) with
 /// attn-gpu-pipeline to PTX, and assembles it to a cubin with the toolkit's
-/// ptxas; the launches are read from the host function the pipeline leaves.
+/// ptxas (keeping its report of each function's resources); the launches
+/// are read from the host function the pipeline leaves.
 FailureOr<GPUKernelBinary> compileGPUKernel(func::FuncOp func, StringRef name,
                                             const GPUTargetOptions &options);
 

@@ -14,46 +14,52 @@
 
 namespace mlir::attn {
 
+/// The category of the code generation flags below, shown by --help.
+inline llvm::cl::OptionCategory &codegenOptionCategory() {
+  static llvm::cl::OptionCategory category("Code generation options");
+  return category;
+}
+
 /// The CPU code generation flags attn-compile and attn-run share, so both
 /// compile a kernel the same way. Define one instance at file scope: its
 /// options register with the command line like any static cl::opt.
 struct CPUKernelFlags {
   llvm::cl::opt<std::string> cpu{
       "cpu", llvm::cl::desc("Target CPU (LLVM name), or host"),
-      llvm::cl::init("host")};
+      llvm::cl::init("host"), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<std::string> features{
       "features", llvm::cl::desc("Target features (+avx2,...), or host"),
-      llvm::cl::init("host")};
+      llvm::cl::init("host"), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<bool> fused{
       "fused",
       llvm::cl::desc("Tile and fuse the softmax into an online loop over "
                      "key/value tiles (default); --fused=false: the naive, "
                      "unfused reference lowering"),
-      llvm::cl::init(true)};
+      llvm::cl::init(true), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<bool> ukernels{
       "ukernels",
       llvm::cl::desc("With --fused, run the f32 tile steps in the "
                      "register-blocked C micro-kernel (default); "
                      "--ukernels=false: through linalg"),
-      llvm::cl::init(true)};
+      llvm::cl::init(true), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<int64_t> kvTileSize{
       "kv-tile-size",
       llvm::cl::desc("Keys per tile with --fused (default 0: derived from "
                      "the target's L2 cache); GPU: keys per shared-memory "
                      "tile (default 0: 32, tensor cores 64 or 32)"),
-      llvm::cl::init(0)};
+      llvm::cl::init(0), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<int64_t> queryTileSize{
       "query-tile-size",
       llvm::cl::desc("Queries per parallel tile with --fused (default 0: "
                      "derived from the target's L2 cache); GPU: query rows "
                      "per thread block (default 0: 32, tensor cores 64)"),
-      llvm::cl::init(0)};
+      llvm::cl::init(0), llvm::cl::cat(codegenOptionCategory())};
 
   llvm::cl::opt<bool> mma{
       "mma",
       llvm::cl::desc("GPU: run f16/bf16 attentions with D, Dv <= 128 on tensor "
                      "cores (the default; --mma=false: the FMA kernel)"),
-      llvm::cl::init(true)};
+      llvm::cl::init(true), llvm::cl::cat(codegenOptionCategory())};
 
   /// The GPU options for `chip`: the tile flags map to the block rows and
   /// the shared-memory key tile of either kernel (0 keeps the defaults).
