@@ -1091,6 +1091,12 @@ int main(int argc, char **argv) {
         {"device",
          onGPU ? llvm::json::Value(device->name() + " (" + gpuKernel.chip + ")")
                : llvm::json::Value(nullptr)},
+        // ptxas's registers per thread of the attention kernel.
+        {"registers",
+         onGPU ? llvm::json::Value(
+                     gpuKernel.resourcesOf(gpuKernel.attention().function)
+                         ->registers)
+               : llvm::json::Value(nullptr)},
         {"tiles_total", tilesTotal ? llvm::json::Value(tilesTotal) : nullptr},
         {"tiles_computed",
          tilesTotal ? llvm::json::Value(tilesComputed) : nullptr},
