@@ -437,13 +437,15 @@ def median_ms(fn, budget_s=0.5, max_runs=20):
     return times[len(times) // 2]
 
 
-def registers(name):
-    """The registers per thread ptxas gave kernel `name` (its manifest,
-    NAME.json from gpu-artifacts.sh), or None."""
+def resources(name):
+    """What ptxas reported of kernel `name` (`registers`, ...) and its
+    theoretical `blocks_per_sm`, from its manifest (NAME.json from
+    gpu-artifacts.sh), or None."""
     try:
         with open(name + ".json") as f:
-            resources = json.load(f)["resources"]
-        return next(r["registers"] for r in resources if r["function"] == name)
+            used = next(r for r in json.load(f)["resources"]
+                        if r["function"] == name)
+        return used if "blocks_per_sm" in used else None
     except (OSError, ValueError, KeyError, StopIteration):
         return None
 
@@ -618,9 +620,10 @@ def check(name, spec_text):
                        theirs / ours))
 
     if plain:
-        regs = registers(name)
-        if regs:
-            line += "  regs %d" % regs
+        used = resources(name)
+        if used:
+            line += "  regs %d (%d blocks/SM)" % (used["registers"],
+                                                 used["blocks_per_sm"])
         # A torch that cannot time it (no SDPA, no half matmul on its
         # device) costs the timing, not the check.
         try:

@@ -14,6 +14,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -312,4 +313,33 @@ GPUKernelBinary::resourcesOf(StringRef function) const {
     return r.name == function;
   });
   return it == resources.end() ? nullptr : &*it;
+}
+
+std::optional<GPUOccupancy> mlir::attn::theoreticalOccupancy(
+    StringRef chip, const GPUFunctionResources &function, int64_t threads) {
+  struct SMLimits {
+    int64_t threads, blocks, sharedBytes;
+  };
+  // Per SM: 64 Ki registers on all of them; threads, blocks and the shared
+  // memory a kernel may use (CUDA C Programming Guide, compute capabilities).
+  std::optional<SMLimits> sm =
+      llvm::StringSwitch<std::optional<SMLimits>>(chip)
+          .Case("sm_80", SMLimits{2048, 32, 164 * 1024})
+          .Case("sm_86", SMLimits{1536, 16, 100 * 1024})
+          .Case("sm_89", SMLimits{1536, 24, 100 * 1024})
+          .Case("sm_90", SMLimits{2048, 32, 228 * 1024})
+          .Default(std::nullopt);
+  if (!sm || threads <= 0 || function.registers <= 0)
+    return std::nullopt;
+  int64_t warps = llvm::divideCeil(threads, 32);
+  int64_t registersPerWarp = llvm::alignTo(function.registers * 32, 256);
+  int64_t sharedPerBlock = llvm::alignTo(function.sharedBytes, 128) + 1024;
+  GPUOccupancy occupancy{sm->blocks, "blocks"};
+  for (auto [blocks, limit] :
+       {std::pair{65536 / registersPerWarp / warps, "registers"},
+        {sm->sharedBytes / sharedPerBlock, "shared memory"},
+        {sm->threads / (warps * 32), "threads"}})
+    if (blocks < occupancy.blocksPerSM)
+      occupancy = {blocks, limit};
+  return occupancy;
 }

@@ -183,6 +183,12 @@ static int compileForGPU(const KernelSource &source,
                            {"stack_frame_bytes", used.stackFrameBytes},
                            {"spill_store_bytes", used.spillStoreBytes},
                            {"spill_load_bytes", used.spillLoadBytes}});
+    if (std::optional<GPUOccupancy> occupancy =
+            theoreticalOccupancy(chip, used, launch.threads)) {
+      llvm::json::Object &entry = *resources.back().getAsObject();
+      entry["blocks_per_sm"] = occupancy->blocksPerSM;
+      entry["occupancy_limit"] = occupancy->limit;
+    }
     // Spills cost local-memory traffic in the inner loop: worth a look.
     if (used.spills())
       llvm::errs() << "attn-compile: warning: ptxas spills in '" << used.name

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,22 @@ struct GPUFunctionResources {
   int64_t stackFrameBytes = 0, spillStoreBytes = 0, spillLoadBytes = 0;
   bool spills() const { return spillStoreBytes || spillLoadBytes; }
 };
+
+/// How many blocks of a function one SM holds at once, and what bounds it
+/// (`registers`, `shared memory`, `threads` or `blocks`).
+struct GPUOccupancy {
+  int64_t blocksPerSM = 0;
+  std::string limit;
+};
+
+/// The theoretical occupancy of `function` launched in blocks of `threads`
+/// on `chip`, by the CUDA occupancy calculator's model (registers allocated
+/// per warp in units of 256, shared memory in units of 128 bytes plus 1 KiB
+/// reserved per block); none for a chip whose limits attn does not know
+/// (it knows sm_80, sm_86, sm_89 and sm_90).
+std::optional<GPUOccupancy>
+theoreticalOccupancy(StringRef chip, const GPUFunctionResources &function,
+                     int64_t threads);
 
 /// A compiled kernel: its launches in order, with the scratch buffers they
 /// share. A plain attention is one launch of the gpu.func named after the
