@@ -452,6 +452,10 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     Option<"mma", "mma", "bool", /*default=*/"false",
            "Run f16/bf16 attentions with D, Dv <= 128 on tensor cores "
            "(experimental: not yet run on a GPU)">,
+    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", /*default=*/"0",
+           "Blocks of the attention kernel each SM must hold at once: ptxas "
+           "caps its registers to fit them (nvvm.minctasm, as CUDA's "
+           "__launch_bounds__; 0: no bound)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -35,6 +35,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   convert.mmaKvTileSize = options.mmaKvTileSize;
   convert.mmaBlockRows = options.mmaBlockRows;
   convert.mma = options.mma;
+  convert.minBlocksPerSM = options.minBlocksPerSM;
   pm.addPass(createConvertAttnToGPU(convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -169,6 +169,7 @@ static FailureOr<LoweredKernel> lowerToPTX(func::FuncOp func, StringRef name,
   pipeline.mmaKvTileSize = options.mmaKvTileSize;
   pipeline.mmaBlockRows = options.mmaBlockRows;
   pipeline.mma = options.mma;
+  pipeline.minBlocksPerSM = options.minBlocksPerSM;
   buildGPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return failure();
@@ -284,6 +285,13 @@ static LogicalResult assemble(func::FuncOp func, GPUKernelBinary &binary,
            << reportText;
   binary.cubin = (*cubin)->getBuffer().str();
   binary.resources = std::move(*resources);
+  // ptxas warns of what it ignored or could not do (a launch bound out of
+  // range, ...): the user should hear of it.
+  SmallVector<StringRef> lines;
+  reportText.split(lines, '\n');
+  for (StringRef line : lines)
+    if (line.starts_with("ptxas warning"))
+      emitWarning(func.getLoc()) << line;
   return success();
 }
 

@@ -6,6 +6,9 @@
 // RUN: attn-opt %s --attn-convert-to-gpu="mma=true" --split-input-file | FileCheck %s --check-prefix=MMADEFAULT
 // RUN: attn-opt %s --attn-convert-to-gpu="mma=true mma-block-rows=128" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=ROWS128
 // RUN: not attn-opt %s --attn-convert-to-gpu="mma=true mma-block-rows=40" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADMMAROWS
+// RUN: attn-opt %s --attn-convert-to-gpu="mma=true min-blocks-per-sm=3" --split-input-file | FileCheck %s --check-prefix=MINBLOCKS
+// RUN: not attn-opt %s --attn-convert-to-gpu="min-blocks-per-sm=33" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADMINBLOCKS
+// RUN: not attn-opt %s --attn-convert-to-gpu="mma=true min-blocks-per-sm=17" --split-input-file 2>&1 | FileCheck %s --check-prefix=MANYBLOCKS
 
 // GQA 8:2, f16, bottom-right causal, dynamic sequence length. The host
 // function flattens its memrefs and launches (ceil(Sq / 32), Hq, B) blocks
@@ -174,6 +177,16 @@
 // ROWS128-SAME: known_block_size = array<i32: 512, 1, 1>
 // ROWS128-SAME: nvvm.maxnreg = 128 : i32
 // BADMMAROWS: error: attn-convert-to-gpu: the tensor-core kernel takes a multiple of 16 query rows per block up to 128 (a warp per 16), got 40
+// min-blocks-per-sm bounds the attention kernel (ptxas caps its registers
+// to fit 3 blocks an SM), not its exact companion (which has its own bound).
+// MINBLOCKS: gpu.func @causal(
+// MINBLOCKS-SAME: nvvm.minctasm = 3 : i32
+// MINBLOCKS: gpu.func @causal_exact(
+// MINBLOCKS-NOT: nvvm.minctasm
+// MINBLOCKS-SAME: nvvm.maxnreg
+// BADMINBLOCKS: error: attn-convert-to-gpu: min-blocks-per-sm must be in [0, 32], got 33
+// 17 blocks of 4 warps are 2176 threads.
+// MANYBLOCKS: error: attn-convert-to-gpu: 17 blocks of 128 threads do not fit the 2048 threads of an SM
 // MMA-LABEL: func.func @causal
 // MMA-DAG: %[[C64:.+]] = arith.constant 64 : index
 // MMA-DAG: %[[C128:.+]] = arith.constant 128 : index

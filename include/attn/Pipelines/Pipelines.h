@@ -101,6 +101,12 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::desc("Query rows per thread block of the tensor-core kernel, "
                      "a warp per 16 (0: 64)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> minBlocksPerSM{
+      *this, "min-blocks-per-sm",
+      llvm::cl::desc("Blocks of the attention kernel each SM must hold at "
+                     "once: ptxas caps its registers to fit them (0: no "
+                     "bound)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> mma{
       *this, "mma",
       llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 (false: "

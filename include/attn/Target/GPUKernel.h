@@ -27,6 +27,7 @@ struct GPUTargetOptions {
   int64_t mmaKvTileSize = 0;  // and of the tensor-core kernel (0: its own)
   int64_t mmaBlockRows = 0;   // its rows per block, a warp per 16 (0: 64)
   bool mma = false;           // tensor cores, f16/bf16 (experimental)
+  int64_t minBlocksPerSM = 0; // blocks an SM must hold (0: no bound)
 };
 
 /// A buffer one launch passes: operand `index` of the kernel function, or

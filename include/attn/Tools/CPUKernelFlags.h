@@ -60,6 +60,12 @@ struct CPUKernelFlags {
       llvm::cl::desc("GPU: run f16/bf16 attentions with D, Dv <= 128 on tensor "
                      "cores (the default; --mma=false: the FMA kernel)"),
       llvm::cl::init(true), llvm::cl::cat(codegenOptionCategory())};
+  llvm::cl::opt<int64_t> minBlocksPerSM{
+      "min-blocks-per-sm",
+      llvm::cl::desc("GPU: blocks of the attention kernel each SM must hold "
+                     "at once; ptxas caps its registers to fit them (as "
+                     "CUDA's __launch_bounds__; default 0: no bound)"),
+      llvm::cl::init(0), llvm::cl::cat(codegenOptionCategory())};
 
   /// The GPU options for `chip`: the tile flags map to the block rows and
   /// the shared-memory key tile of either kernel (0 keeps the defaults).
@@ -72,6 +78,7 @@ struct CPUKernelFlags {
     if (queryTileSize > 0)
       options.blockRows = options.mmaBlockRows = queryTileSize;
     options.mma = mma;
+    options.minBlocksPerSM = minBlocksPerSM;
     return options;
   }
 

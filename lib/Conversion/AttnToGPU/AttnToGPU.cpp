@@ -252,6 +252,17 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
   };
   SmallVector<KernelLaunch> launches = {
       buildKernel(shape, func.getSymName(), gpu::GPUModuleOp())};
+  if (options.minBlocksPerSM > 0) {
+    // 2048 threads an SM on sm_80 and sm_90 (fewer elsewhere: ptxas then
+    // ignores the bound with a warning).
+    if (options.minBlocksPerSM * shape.threads() > 2048)
+      return op.emitError() << "attn-convert-to-gpu: " << options.minBlocksPerSM
+                            << " blocks of " << shape.threads()
+                            << " threads do not fit the 2048 threads of an SM";
+    launches.front().kernel->setAttr(
+        NVVM::NVVMDialect::getMinctasmAttrName(),
+        b.getI32IntegerAttr(options.minBlocksPerSM));
+  }
   // Under a per-row mask, an exact FMA kernel over blocks of the same rows
   // redoes those the tensor cores would get wrong (NaN or Inf in V).
   if (shape.mma && hidesKeysPerRow(op)) {
@@ -283,6 +294,12 @@ struct ConvertAttnToGPUPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (minBlocksPerSM < 0 || minBlocksPerSM > 32) {
+      getOperation()->emitError()
+          << "attn-convert-to-gpu: min-blocks-per-sm must be in [0, 32], got "
+          << static_cast<int64_t>(minBlocksPerSM);
+      return signalPassFailure();
+    }
     if (blockRows <= 0 || kvTileSize <= 0 || mmaKvTileSize < 0 ||
         blockRows > 1024) {
       getOperation()->emitError()
@@ -298,8 +315,9 @@ struct ConvertAttnToGPUPass
       if (!func.isExternal())
         kernels.push_back(func);
     for (func::FuncOp func : kernels)
-      if (failed(convertAttentionToGPU(
-              func, {blockRows, kvTileSize, mmaKvTileSize, mmaBlockRows, mma})))
+      if (failed(
+              convertAttentionToGPU(func, {blockRows, kvTileSize, mmaKvTileSize,
+                                           mmaBlockRows, mma, minBlocksPerSM})))
         return signalPassFailure();
     materializeBlockBitmapTables(getOperation());
   }
