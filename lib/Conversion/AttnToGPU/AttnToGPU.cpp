@@ -211,7 +211,8 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
                                   const ConvertAttnToGPUOptions &options) {
   auto linear = func.getOps<LinearAttentionOp>();
   if (!linear.empty())
-    return convertLinearAttentionToGPU(func, *linear.begin());
+    return convertLinearAttentionToGPU(func, *linear.begin(),
+                                       options.minBlocksPerSM);
   for (Operation &op : func.getBody().front())
     if (isa<MultiHeadAttentionOp, AdditiveAttentionOp>(op))
       return convertProjectedAttentionToGPU(func, &op, options);
@@ -252,17 +253,9 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
   };
   SmallVector<KernelLaunch> launches = {
       buildKernel(shape, func.getSymName(), gpu::GPUModuleOp())};
-  if (options.minBlocksPerSM > 0) {
-    // 2048 threads an SM on sm_80 and sm_90 (fewer elsewhere: ptxas then
-    // ignores the bound with a warning).
-    if (options.minBlocksPerSM * shape.threads() > 2048)
-      return op.emitError() << "attn-convert-to-gpu: " << options.minBlocksPerSM
-                            << " blocks of " << shape.threads()
-                            << " threads do not fit the 2048 threads of an SM";
-    launches.front().kernel->setAttr(
-        NVVM::NVVMDialect::getMinctasmAttrName(),
-        b.getI32IntegerAttr(options.minBlocksPerSM));
-  }
+  if (failed(boundBlocksPerSM(op, launches.front().kernel, shape.threads(),
+                              options.minBlocksPerSM)))
+    return failure();
   // Under a per-row mask, an exact FMA kernel over blocks of the same rows
   // redoes those the tensor cores would get wrong (NaN or Inf in V).
   if (shape.mma && hidesKeysPerRow(op)) {

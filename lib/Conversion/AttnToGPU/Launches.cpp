@@ -9,6 +9,7 @@
 #include "attn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
@@ -117,4 +118,21 @@ gpu::GPUFuncOp gpu_codegen::createKernel(func::FuncOp func, StringRef name,
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
   return kernel;
+}
+
+LogicalResult gpu_codegen::boundBlocksPerSM(Operation *op,
+                                            gpu::GPUFuncOp kernel,
+                                            int64_t threads, int64_t blocks) {
+  if (blocks == 0)
+    return success();
+  // 2048 threads an SM on sm_80 and sm_90 (fewer elsewhere: ptxas then
+  // ignores the bound with a warning).
+  if (blocks * threads > 2048)
+    return op->emitError() << "attn-convert-to-gpu: " << blocks << " blocks of "
+                           << threads
+                           << " threads do not fit the 2048 threads of an SM";
+  kernel->setAttr(
+      NVVM::NVVMDialect::getMinctasmAttrName(),
+      IntegerAttr::get(IntegerType::get(op->getContext(), 32), blocks));
+  return success();
 }

@@ -55,11 +55,18 @@ gpu::GPUFuncOp createKernel(func::FuncOp func, StringRef name,
                             gpu::GPUModuleOp module, TypeRange workgroup,
                             int64_t threads);
 
+/// Asks ptxas to fit `blocks` blocks of `kernel` (of `threads` threads) in
+/// an SM (nvvm.minctasm, as CUDA's __launch_bounds__); 0 asks nothing. More
+/// than an SM's 2048 threads is an error on `op`.
+LogicalResult boundBlocksPerSM(Operation *op, gpu::GPUFuncOp kernel,
+                               int64_t threads, int64_t blocks);
+
 /// A kernel function (q, k, v, out) of one attn.linear_attention `op`: one
 /// block per (query head, batch entry) keeping the state in shared memory
-/// (LinearAttentionKernel.cpp).
+/// (LinearAttentionKernel.cpp), `minBlocksPerSM` of them an SM.
 LogicalResult convertLinearAttentionToGPU(func::FuncOp func,
-                                          LinearAttentionOp op);
+                                          LinearAttentionOp op,
+                                          int64_t minBlocksPerSM);
 
 /// A kernel function of one attn.multi_head_attention or
 /// attn.additive_attention `op`: projection kernels and scratch buffers

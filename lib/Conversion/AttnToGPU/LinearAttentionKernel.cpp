@@ -200,7 +200,8 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
 /// The linear-attention kernel of `func` ((q, k, v, out) returning one
 /// attn.linear_attention): one block per (query head, batch entry).
 LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
-                                                       LinearAttentionOp op) {
+                                                       LinearAttentionOp op,
+                                                       int64_t minBlocksPerSM) {
   auto fail = [&](const Twine &why) {
     return op.emitError() << "attn-convert-to-gpu: " << why;
   };
@@ -229,6 +230,8 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
   gpu::GPUFuncOp kernel =
       createKernel(func, func.getSymName(), gpu::GPUModuleOp(),
                    TypeRange{shared(d * dv), shared(d)}, kLinearThreads);
+  if (failed(boundBlocksPerSM(op, kernel, kLinearThreads, minBlocksPerSM)))
+    return failure();
   OpBuilder b(ctx);
   LinearKernelBuilder(b, func.getLoc(), op).build(kernel);
   // One block per (head, batch entry): block rows past any sequence.
