@@ -15,6 +15,7 @@
 #include "PTXSemantics.h"
 #include "attn/Emulator/PTX.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <optional>
@@ -324,15 +325,32 @@ void Parser::parseEntry(std::string_view header, Module &module) {
   kernel.name =
       std::string(beforeParams.substr(beforeParams.find_last_of(" \t") + 1));
   parseParameters(header.substr(open + 1, close - open - 1), kernel);
-  std::string_view directives = header.substr(close + 1);
-  for (std::string_view name : {".maxntid", ".reqntid"})
-    if (size_t at = directives.find(name); at != std::string_view::npos) {
-      uint32_t threads = 1;
-      for (std::string_view n :
-           splitTopLevel(directives.substr(at + name.size()), ','))
-        threads *= count(n, 1024, "a thread count");
+  // Performance directives (.maxntid 128, 1, 1 .minnctapersm 3 ...): each a
+  // name and whole numbers. The emulator keeps the thread bound.
+  std::string directives(header.substr(close + 1));
+  std::replace(directives.begin(), directives.end(), ',', ' ');
+  std::string_view rest = directives, directive;
+  uint32_t threads = 1;
+  while (!(rest = trim(rest)).empty()) {
+    size_t end = rest.find_first_of(" \t\r\n");
+    std::string_view word = rest.substr(0, end);
+    rest = end == std::string_view::npos ? "" : rest.substr(end);
+    if (word.front() == '.') {
+      directive = word;
+      threads = 1;
+      continue;
+    }
+    if (directive.empty() ||
+        word.find_first_not_of("0123456789") != std::string_view::npos)
+      fail("'" + std::string(word) + "' after an .entry's parameters is not " +
+           "a directive's number");
+    if (directive == ".maxntid" || directive == ".reqntid") {
+      threads *= count(word, 1024, "a thread count");
+      if (threads > 1024)
+        fail("more than 1024 threads a block in " + std::string(directive));
       kernel.maxThreads = threads;
     }
+  }
 
   registerRanges.clear();
   registerCount = 0;

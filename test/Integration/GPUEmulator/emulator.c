@@ -28,6 +28,7 @@
 // RUN: %t/emulator unsupported 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // RUN: %t/emulator bareguard 2>&1 | FileCheck %s --check-prefix=BAREGUARD
 // RUN: %t/emulator nobase 2>&1 | FileCheck %s --check-prefix=NOBASE
+// RUN: %t/emulator baddirective 2>&1 | FileCheck %s --check-prefix=BADDIRECTIVE
 // RUN: %t/emulator cubin 2>&1 | FileCheck %s --check-prefix=CUBIN
 // upstream-mma.mlir runs `emulator upstream FILE.ptx` on kernels upstream
 // MLIR lowered.
@@ -60,6 +61,8 @@
 // BAREGUARD: bareguard: load 218, a PTX JIT compilation failed
 // NOBASE: cannot load the PTX: line 7: an address with no base: '[+4]'
 // NOBASE: nobase: load 218, a PTX JIT compilation failed
+// BADDIRECTIVE: cannot load the PTX: line {{[0-9]+}}: '12x' after an .entry's parameters is not a directive's number
+// BADDIRECTIVE: baddirective: load 218, a PTX JIT compilation failed
 // CUBIN: cubin: load 209, no kernel image is available for execution on the device (the CUDA emulator runs PTX, not cubins: attn-compile --embed=ptx)
 
 #include <cuda.h>
@@ -159,6 +162,11 @@ static const char *kBareGuardPTX =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
     ".visible .entry bareguard(.param .u64 p)\n{\n  .reg .pred %p<2>;\n"
     "  @%p1;\n  ret;\n}\n";
+
+static const char *kBadDirectivePTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry baddirective(.param .u64 p)\n.maxntid 12x, 1, 1\n"
+    ".minnctapersm 3\n{\n  ret;\n}\n";
 
 static const char *kNoBasePTX =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -346,11 +354,12 @@ int main(int argc, char **argv) {
   // Modules the emulator must refuse to load.
   static const char cubin[] = "\x7f"
                               "ELF fake";
-  const char *refused = !strcmp(name, "unsupported") ? kUnsupportedPTX
-                        : !strcmp(name, "cubin")     ? cubin
-                        : !strcmp(name, "bareguard") ? kBareGuardPTX
-                        : !strcmp(name, "nobase")    ? kNoBasePTX
-                                                     : NULL;
+  const char *refused = !strcmp(name, "unsupported")    ? kUnsupportedPTX
+                        : !strcmp(name, "cubin")        ? cubin
+                        : !strcmp(name, "bareguard")    ? kBareGuardPTX
+                        : !strcmp(name, "nobase")       ? kNoBasePTX
+                        : !strcmp(name, "baddirective") ? kBadDirectivePTX
+                                                        : NULL;
   if (refused) {
     const char *text = "";
     CUresult r = cuModuleLoadData(&module, refused);
