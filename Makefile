@@ -114,7 +114,8 @@ bench: build
 # copy $(BUILD_DIR)/gpu-artifacts there and run `bash gpu-check.sh`.
 GPU_CHIP ?= sm_90
 gpu-artifacts: build
-	scripts/gpu-artifacts.sh $(BUILD_DIR)/gpu-artifacts scripts/gpu-specs.txt $(GPU_CHIP)
+	scripts/gpu-artifacts.sh $(BUILD_DIR)/gpu-artifacts scripts/gpu-specs.txt \
+	  $(GPU_CHIP) scripts/gpu-floors.txt
 
 # Regenerates the op and pass reference under docs/ from the TableGen sources.
 docs: configure

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Compiles the kernels of gpu-specs.txt for a GPU machine without MLIR:
-#   scripts/gpu-artifacts.sh OUTDIR [SPECS] [CHIP]
+#   scripts/gpu-artifacts.sh OUTDIR [SPECS] [CHIP] [FLOORS]
 # ATTN_COMPILE_FLAGS adds attn-compile flags to every kernel (e.g.
 # --embed=ptx, for the CUDA emulator of lib/Emulator).
 # OUTDIR gets, per kernel, NAME.cubin, NAME.h, NAME_launch.c and its
 # manifest NAME.json (ptxas's registers, printed with the timings), plus
 # specs.txt, the C test driver gpu-driver.c, gpu-check.sh, gpu-check.py and
 # dlpack/dlpack.h. Copy OUTDIR over and run `bash gpu-check.sh` there.
+# FLOORS (e.g. gpu-floors.txt: NAME METRIC MIN WHAT, for kernels of SPECS)
+# becomes OUTDIR/floors.txt, which gpu-check.py reports on.
 # A mask term blocks:PATH (a block bitmap file) names PATH absolute or
 # relative to the repository root (the directory above this script's); the
 # file is copied to OUTDIR/blocks/ (one file per base name), and specs.txt
@@ -14,9 +16,10 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-out="${1:?usage: gpu-artifacts.sh OUTDIR [SPECS] [CHIP]}"
+out="${1:?usage: gpu-artifacts.sh OUTDIR [SPECS] [CHIP] [FLOORS]}"
 specs="${2:-$here/gpu-specs.txt}"
 chip="${3:-sm_90}"
+floors="${4:-}"
 compile="${ATTN_COMPILE:-$root/build/bin/attn-compile}"
 rm -rf "$out" && mkdir -p "$out"
 : > "$out/specs.txt"
@@ -69,6 +72,30 @@ rewrite_blocks() {
   out_spec="$(IFS=,; echo "${out_items[*]}")"
 }
 
+# Each floor names a kernel of SPECS, a metric gpu-check.py measures and a
+# number (checked before compiling: a typo must not pass as "not measured"
+# on the GPU).
+if [[ -n "$floors" ]]; then
+  if [[ ! -f "$floors" ]]; then
+    echo "gpu-artifacts: no floors file $floors" >&2
+    exit 1
+  fi
+  : > "$out/floors.txt"
+  while read -r name metric least what; do
+    [[ -z "$name" || "$name" == \#* ]] && continue
+    if ! grep -v '^#' "$specs" | awk '{ print $1 }' | grep -qxF -- "$name"; then
+      echo "gpu-artifacts: floor of '$name', which $specs does not list" >&2
+      exit 1
+    fi
+    if [[ "$metric" != tflops && "$metric" != speedup ]] ||
+      ! [[ "$least" =~ ^[0-9]+([.][0-9]+)?$ ]]; then
+      echo "gpu-artifacts: floor of '$name': expected 'tflops MIN' or" \
+        "'speedup MIN', got '$metric $least'" >&2
+      exit 1
+    fi
+    echo "$name $metric $least $what" >> "$out/floors.txt"
+  done < "$floors"
+fi
 while read -r name spec flags; do
   [[ -z "$name" || "$name" == \#* ]] && continue
   rewrite_blocks "$spec"

@@ -581,7 +581,9 @@ def check(name, spec_text):
             ours = median_ms(run)
             line = "  attn %8.3f ms" % ours
             if shape in UNMASKED_MS:
-                line += "  unmasked/attn %.2f" % (UNMASKED_MS[shape] / ours)
+                speedup = UNMASKED_MS[shape] / ours
+                MEASURED[name] = {"ok": ok, "speedup": speedup}
+                line += "  unmasked/attn %.2f" % speedup
             return line
     elif plain:
         def timing():
@@ -615,6 +617,7 @@ def check(name, spec_text):
                 if not sdpa_takes_gqa():
                     kt, vt = (repeat_heads(x, s["hq"]) for x in (kt, vt))
                 theirs = median_ms(lambda: sdpa(qt, kt, vt, causal))
+            MEASURED[name] = {"ok": ok, "tflops": flops / ours / 1e9}
             return ("  attn %7.1f TFLOP/s  sdpa %7.1f TFLOP/s  attn/sdpa %.3f"
                     % (flops / ours / 1e9, flops / theirs / 1e9,
                        theirs / ours))
@@ -637,6 +640,36 @@ def check(name, spec_text):
 # attn's median time (ms) of the last unmasked kernel timed at each
 # benchmark shape, for the sparse masks of the shape listed after it.
 UNMASKED_MS = {}
+# What each timed kernel measured, by name: "tflops" (its TFLOP/s) or
+# "speedup" (the unmasked kernel's time over its own), and "ok" (whether it
+# agreed with the reference).
+MEASURED = {}
+
+
+def report_floors(path="floors.txt"):
+    """Prints each floor of `path` (gpu-artifacts.sh's copy of its FLOORS:
+    NAME METRIC MIN WHAT) against what this run measured. A report, not a
+    verdict on the exit status: times are the machine's."""
+    if not os.path.exists(path):
+        return
+    met = total = 0
+    with open(path) as f:
+        for line in f:
+            name, metric, least, what = (line.split(None, 3) + [""])[:4]
+            total += 1
+            got = MEASURED.get(name, {})
+            value = got.get(metric)
+            unit = " TFLOP/s" if metric == "tflops" else "x"
+            if value is None:
+                verdict, value = "not measured", "-"
+            else:
+                verdict = ("not met (wrong results)" if not got["ok"] else
+                           "met" if value >= float(least) else "not met")
+                value = "%.2f%s" % (value, unit)
+            met += verdict == "met"
+            print("floor %-18s %-7s %s, floor %s%s: %s  (%s)" % (
+                name, metric, value, least, unit, verdict, what.strip()))
+    print("gpu-check: %d of %d floors met" % (met, total))
 
 
 def main():
@@ -652,6 +685,7 @@ def main():
                 print("%-16s %s: %s" % (name, spec, e), flush=True)
                 failures += 1
     print("gpu-check: %d failed" % failures)
+    report_floors()
     return 1 if failures else 0
 
 
