@@ -445,22 +445,35 @@ struct FoldTensorCastIntoAttnOp : OpRewritePattern<OpTy> {
 // AttentionOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AttentionOp::verify() {
-  if (failed(checkPositions(*this, getOffsets(), getExtents())))
+/// What attn.attention and attn.online_attention verify alike: the tile's
+/// position, the inputs, the scale, the output `out` (named `outName`) and
+/// the operands that score or mask keys. Their dims, or failure.
+template <typename OpTy>
+static FailureOr<AttentionDims> verifyAttentionOperands(OpTy op, Value out,
+                                                        StringRef outName) {
+  if (failed(checkPositions(op, op.getOffsets(), op.getExtents())))
     return failure();
+  FailureOr<AttentionDims> dims = verifyAttentionInputs(
+      op, op.getQuery(), op.getKey(), op.getValue(), op.getMask(), op.getBias(),
+      op.getKvLens(), op.getLayout());
+  bool tile = !op.getOffsets().empty();
+  if (failed(dims) || failed(checkScale(op, op.getScale())) ||
+      failed(checkOutputShape(op, out, outName, *dims, op.getLayout())) ||
+      failed(checkRelPos(op, op.getRelBias(), op.getRelposAttr(), dims->qHeads,
+                         tile)) ||
+      failed(checkAdditiveWeight(op, op.getAdditiveWeight(), op.getSimilarity(),
+                                 *dims, tile)) ||
+      failed(checkSpans(op, op.getSpans(), dims->qHeads, tile)) ||
+      failed(checkBlockMask(op, op.getBlockMask(), op.getBlockSizes(), *dims,
+                            tile)))
+    return failure();
+  return dims;
+}
+
+LogicalResult AttentionOp::verify() {
   FailureOr<AttentionDims> dims =
-      verifyAttentionInputs(*this, getQuery(), getKey(), getValue(), getMask(),
-                            getBias(), getKvLens(), getLayout());
-  if (failed(dims) || failed(checkScale(*this, getScale())) ||
-      failed(checkOutputShape(*this, getInit(), "init", *dims, getLayout())) ||
-      failed(checkRelPos(*this, getRelBias(), getRelposAttr(), dims->qHeads,
-                         /*tile=*/!getOffsets().empty())) ||
-      failed(checkAdditiveWeight(*this, getAdditiveWeight(), getSimilarity(),
-                                 *dims, /*tile=*/!getOffsets().empty())) ||
-      failed(checkSpans(*this, getSpans(), dims->qHeads,
-                        /*tile=*/!getOffsets().empty())) ||
-      failed(checkBlockMask(*this, getBlockMask(), getBlockSizes(), *dims,
-                            /*tile=*/!getOffsets().empty())))
+      verifyAttentionOperands(*this, getInit(), "init");
+  if (failed(dims))
     return failure();
   return checkLse(*this, getLseInit(), getLse(), dims->batch, dims->qHeads,
                   dims->qLen, "must match query");
@@ -521,21 +534,9 @@ void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
 //===----------------------------------------------------------------------===//
 
 LogicalResult OnlineAttentionOp::verify() {
-  if (failed(checkPositions(*this, getOffsets(), getExtents())))
-    return failure();
   FailureOr<AttentionDims> dims =
-      verifyAttentionInputs(*this, getQuery(), getKey(), getValue(), getMask(),
-                            getBias(), getKvLens(), getLayout());
-  if (failed(dims) || failed(checkScale(*this, getScale())) ||
-      failed(checkOutputShape(*this, getAcc(), "acc", *dims, getLayout())) ||
-      failed(checkRelPos(*this, getRelBias(), getRelposAttr(), dims->qHeads,
-                         /*tile=*/!getOffsets().empty())) ||
-      failed(checkAdditiveWeight(*this, getAdditiveWeight(), getSimilarity(),
-                                 *dims, /*tile=*/!getOffsets().empty())) ||
-      failed(checkSpans(*this, getSpans(), dims->qHeads,
-                        /*tile=*/!getOffsets().empty())) ||
-      failed(checkBlockMask(*this, getBlockMask(), getBlockSizes(), *dims,
-                            /*tile=*/!getOffsets().empty())))
+      verifyAttentionOperands(*this, getAcc(), "acc");
+  if (failed(dims))
     return failure();
   return success(
       succeeded(checkRowStatShape(*this, getMax(), "max", dims->batch,
