@@ -435,6 +435,19 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     tagged `attn.rows_of` or `attn.rows_symbol` and `attn.width` for the
     launcher), launched around the attention kernel of the attention between
     them (expanded as by `attn-expand-mha` and `attn-expand-additive`).
+
+    Split-K (`kv-splits`, flash-decoding): where (ceil(Sq / rows), Hq, B)
+    blocks are too few for a GPU (decoding: a query block of every row),
+    `kv-splits` = S blocks share each query block's keys, a run of whole
+    key tiles each (grid x: ceil(Sq / rows) S, `attn.kv_splits` on the
+    launch). They write their rows' partial output (normalized, f32) and
+    lse into two scratch buffers (`gpu.alloc`, S rows of out and of lse per
+    query row), and `@name_combine` (a warp per query row, 4 rows per block)
+    merges them exactly into out (and lse) by the splits' lse. `kv-splits =
+    0` decides (static sizes only): split when the query fits one block
+    (Sq <= its rows) and B Hq blocks are fewer than 264 (two of an H100's
+    132 SMs each), into as many splits as make 264 blocks, each at least 4
+    key tiles, at most 32.
   }];
   let options = [
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",
@@ -456,6 +469,10 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "Blocks of the attention kernel each SM must hold at once: ptxas "
            "caps its registers to fit them (nvvm.minctasm, as CUDA's "
            "__launch_bounds__; 0: no bound)">,
+    Option<"kvSplits", "kv-splits", "int64_t", /*default=*/"0",
+           "Blocks sharing each query block's keys, merged by a combine "
+           "kernel (split-K; 0: decided by the sizes, 1: no split; at most "
+           "32)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

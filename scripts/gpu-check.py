@@ -568,15 +568,34 @@ def check(name, spec_text):
     # work: against SDPA where it computes the same (no mask or causal),
     # else against the last unmasked kernel of its shape timed before (a
     # sparse mask's speed-up; issue 6: window:256:0 at S = 8192 >= 8x).
-    plain = (s["b"] * s["sq"] == 16384 and s["sq"] == s["sk"]
-             and not s["gaussian"] and not s["additive"]
-             and not s["relpos"] and not s["spans"] and not s["block_mask"]
-             and not s["linear"] and not s["attention_dim"]
-             and s["mod"] == "none" and not s["kv_lens"]
-             and s["scale"] == 1.0 / math.sqrt(s["d"]))
+    # Decoding (one query row against >= 1k keys, no mask: a bottom-right
+    # causal one hides nothing from the last row) is timed against SDPA
+    # too, in ms and the GB/s of K and V read.
+    softmax_only = (not s["gaussian"] and not s["additive"]
+                    and not s["relpos"] and not s["spans"]
+                    and not s["block_mask"] and not s["linear"]
+                    and not s["attention_dim"] and s["mod"] == "none"
+                    and not s["kv_lens"]
+                    and s["scale"] == 1.0 / math.sqrt(s["d"]))
+    decoding = (softmax_only and not s["mha"] and s["sq"] == 1
+                and s["sk"] >= 1024
+                and s["mask"] in ("none", "causal_bottom_right"))
+    plain = (softmax_only and s["b"] * s["sq"] == 16384
+             and s["sq"] == s["sk"])
     shape = tuple(s[key] for key in ("b", "hq", "hkv", "sq", "d", "dv",
                                      "dtype", "layout", "mha"))
-    if plain and s["mask"] not in ("none", "causal"):
+    if decoding:
+        def timing():
+            ours = median_ms(run)
+            qt, kt, vt = (to_bhsd(x, s["layout"]) for x in (q, k, v))
+            if not sdpa_takes_gqa():
+                kt, vt = (repeat_heads(x, s["hq"]) for x in (kt, vt))
+            theirs = median_ms(lambda: sdpa(qt, kt, vt, False))
+            moved = (k.numel() + v.numel()) * k.element_size()
+            MEASURED[name] = {"ok": ok, "gbps": moved / ours / 1e6}
+            return ("  attn %8.4f ms %6.0f GB/s  sdpa %8.4f ms  attn/sdpa %.3f"
+                    % (ours, moved / ours / 1e6, theirs, theirs / ours))
+    elif plain and s["mask"] not in ("none", "causal"):
         def timing():
             ours = median_ms(run)
             line = "  attn %8.3f ms" % ours
@@ -622,7 +641,7 @@ def check(name, spec_text):
                     % (flops / ours / 1e9, flops / theirs / 1e9,
                        theirs / ours))
 
-    if plain:
+    if plain or decoding:
         used = resources(name)
         if used:
             line += "  regs %d (%d blocks/SM)" % (used["registers"],

@@ -36,6 +36,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   convert.mmaBlockRows = options.mmaBlockRows;
   convert.mma = options.mma;
   convert.minBlocksPerSM = options.minBlocksPerSM;
+  convert.kvSplits = options.kvSplits;
   pm.addPass(createConvertAttnToGPU(convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -134,7 +134,9 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
     } else {
       plan.blockRows = intAttr(launch, "attn.block_rows");
       plan.kvAlignment = intAttr(launch, "attn.kv_alignment");
-      if (plan.blockRows <= 0 || plan.kvAlignment <= 0)
+      if (launch->hasAttr("attn.kv_splits"))
+        plan.kvSplits = intAttr(launch, "attn.kv_splits");
+      if (plan.blockRows <= 0 || plan.kvAlignment <= 0 || plan.kvSplits <= 0)
         return failure();
     }
     lowered.launches.push_back(std::move(plan));
@@ -170,6 +172,7 @@ static FailureOr<LoweredKernel> lowerToPTX(func::FuncOp func, StringRef name,
   pipeline.mmaBlockRows = options.mmaBlockRows;
   pipeline.mma = options.mma;
   pipeline.minBlocksPerSM = options.minBlocksPerSM;
+  pipeline.kvSplits = options.kvSplits;
   buildGPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return failure();

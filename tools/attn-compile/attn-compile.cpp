@@ -216,7 +216,10 @@ static int compileForGPU(const KernelSource &source,
       {"block_rows", binary->attention().blockRows},
       {"threads", binary->attention().threads},
       {"mma", flags.mma.getValue()},
-      {"grid", "(ceil(Sq / block_rows), Hq, B)"},
+      {"kv_splits", binary->attention().kvSplits},
+      {"grid", binary->attention().kvSplits > 1
+                   ? "(ceil(Sq / block_rows) * kv_splits, Hq, B)"
+                   : "(ceil(Sq / block_rows), Hq, B)"},
   };
   std::string manifestText;
   llvm::raw_string_ostream(manifestText)
@@ -260,9 +263,8 @@ int main(int argc, char **argv) {
   if (target == "cpu")
     if (llvm::Error error = checkCPUTarget(flags.options()))
       return usageError("--target cpu: " + llvm::toString(std::move(error)));
-  if (flags.kvTileSize < 0 || flags.queryTileSize < 0)
-    return usageError("--kv-tile-size and --query-tile-size must be positive "
-                      "(or 0: derived from the L2 cache)");
+  if (std::string wrong = flags.check(); !wrong.empty())
+    return usageError(wrong);
   if (!isCIdentifier(kernelName))
     return usageError("--name '" + kernelName + "' is not a C identifier");
 

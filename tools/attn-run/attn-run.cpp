@@ -499,7 +499,8 @@ static llvm::Error prepareGPURun(CUDADevice &device,
     if (launch.isAttention()) {
       scalars = {sizes[ATTN_SYM_B], sizes[ATTN_SYM_SQ], sizes[ATTN_SYM_SK],
                  sizes[ATTN_SYM_HQ], sizes[ATTN_SYM_HKV]};
-      gridX = llvm::divideCeil(sizes[ATTN_SYM_SQ], launch.blockRows);
+      gridX = llvm::divideCeil(sizes[ATTN_SYM_SQ], launch.blockRows) *
+              launch.kvSplits;
       gridY = sizes[ATTN_SYM_HQ];
       gridZ = sizes[ATTN_SYM_B];
     } else {
@@ -671,9 +672,8 @@ int main(int argc, char **argv) {
     return usageError("--threads must be in [1, 1024], got " +
                       Twine(threads.getValue()));
   omp_set_num_threads(static_cast<int>(threads));
-  if (flags.kvTileSize < 0 || flags.queryTileSize < 0)
-    return usageError("--kv-tile-size and --query-tile-size must be positive "
-                      "(or 0: derived from the L2 cache)");
+  if (std::string wrong = flags.check(); !wrong.empty())
+    return usageError(wrong);
   if (runs == 0)
     return usageError("--runs must be positive");
 

@@ -107,6 +107,12 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                      "once: ptxas caps its registers to fit them (0: no "
                      "bound)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> kvSplits{
+      *this, "kv-splits",
+      llvm::cl::desc("Blocks sharing each query block's keys, merged by a "
+                     "combine kernel (split-K; 0: decided by the sizes, 1: "
+                     "no split)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> mma{
       *this, "mma",
       llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 (false: "

@@ -28,6 +28,7 @@ struct GPUTargetOptions {
   int64_t mmaBlockRows = 0;   // its rows per block, a warp per 16 (0: 64)
   bool mma = false;           // tensor cores, f16/bf16 (experimental)
   int64_t minBlocksPerSM = 0; // blocks an SM must hold (0: no bound)
+  int64_t kvSplits = 0;       // split-K blocks per query block (0: decided)
 };
 
 /// A buffer one launch passes: operand `index` of the kernel function, or
@@ -47,8 +48,8 @@ struct GPUScratch {
 
 /// One launch of a compiled kernel, each buffer as a 1-D memref (allocated,
 /// aligned, offset, size, stride), in blocks of `threads` threads:
-/// - an attention (`blockRows` > 0): grid (ceil(Sq / blockRows), Hq, B),
-///   then B, Sq, Sk, Hq and Hkv;
+/// - an attention (`blockRows` > 0): grid (ceil(Sq / blockRows) kvSplits,
+///   Hq, B), then B, Sq, Sk, Hq and Hkv;
 /// - a projection y [M, N] = x [M, K] w [K, N] (+ bias [N]) (`columns` > 0,
 ///   `reduction` K, M the rows of its last buffer y): grid
 ///   (ceil(M / tileRows), ceil(N / tileColumns)), then M, K and N.
@@ -57,6 +58,8 @@ struct GPULaunch {
   std::vector<GPUBuffer> buffers;
   int64_t threads = 0;
   int64_t blockRows = 0;
+  /// Blocks that share each query block's keys (split-K).
+  int64_t kvSplits = 1;
   /// The alignment in bytes an attention needs of K and V data (16 where
   /// cp.async copies them).
   int64_t kvAlignment = 1;

@@ -12,6 +12,8 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include <string>
+
 namespace mlir::attn {
 
 /// The category of the code generation flags below, shown by --help.
@@ -66,6 +68,24 @@ struct CPUKernelFlags {
                      "at once; ptxas caps its registers to fit them (as "
                      "CUDA's __launch_bounds__; default 0: no bound)"),
       llvm::cl::init(0), llvm::cl::cat(codegenOptionCategory())};
+  llvm::cl::opt<int64_t> kvSplits{
+      "kv-splits",
+      llvm::cl::desc("GPU: blocks sharing each query block's keys, merged by "
+                     "a combine kernel (split-K, for decoding; default 0: "
+                     "where the query fits one block and the grid is small; "
+                     "1: never; at most 32)"),
+      llvm::cl::init(0), llvm::cl::cat(codegenOptionCategory())};
+
+  /// What is wrong with the values given, or an empty string. (The GPU
+  /// passes check --min-blocks-per-sm against the kernel's threads.)
+  std::string check() const {
+    if (kvTileSize < 0 || queryTileSize < 0)
+      return "--kv-tile-size and --query-tile-size must be positive (or 0: "
+             "derived from the L2 cache)";
+    if (kvSplits < 0 || kvSplits > 32)
+      return "--kv-splits must be in [0, 32], got " + std::to_string(kvSplits);
+    return "";
+  }
 
   /// The GPU options for `chip`: the tile flags map to the block rows and
   /// the shared-memory key tile of either kernel (0 keeps the defaults).
@@ -79,6 +99,7 @@ struct CPUKernelFlags {
       options.blockRows = options.mmaBlockRows = queryTileSize;
     options.mma = mma;
     options.minBlocksPerSM = minBlocksPerSM;
+    options.kvSplits = kvSplits;
     return options;
   }
 

@@ -206,6 +206,54 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
   return shape;
 }
 
+/// The element types of the buffers a kernel of a split-K `op` takes: the
+/// attention kernels' (out and lse into f32 scratch), or with `combine` the
+/// combine kernel's (partial out, partial lse, out, [lse]).
+static SmallVector<Type> splitKernelBuffers(AttentionOp op, bool combine) {
+  Type f32 = Float32Type::get(op.getContext());
+  Type out = getElementTypeOrSelf(op.getInit().getType());
+  SmallVector<Type> elements;
+  if (combine) {
+    elements = {f32, f32, out};
+    if (op.getLseInit())
+      elements.push_back(f32);
+    return elements;
+  }
+  for (Value operand : kernelOperands(op))
+    elements.push_back(getElementTypeOrSelf(operand.getType()));
+  elements.resize(elements.size() - (op.getLseInit() ? 2 : 1));
+  elements.append({f32, f32});
+  return elements;
+}
+
+/// Blocks a GPU wants at least: two per SM of an H100 (132 SMs), about as
+/// many as fill an A100 (108) twice too.
+static constexpr int64_t kBlocksToFill = 264;
+/// The most splits (the combine kernel unrolls them) and the fewest key
+/// tiles a split takes.
+static constexpr int64_t kMaxKvSplits = 32, kMinTilesPerSplit = 4;
+
+/// The splits of each query block's keys for `shape`: `requested` if not 0,
+/// else (static sizes only) enough to make kBlocksToFill blocks where the
+/// query fits one block, each split at least kMinTilesPerSplit tiles.
+static int64_t chooseKvSplits(AttentionOp op, const KernelShape &shape,
+                              int64_t requested) {
+  if (requested)
+    return requested;
+  auto q = cast<ShapedType>(op.getQuery().getType());
+  auto k = cast<ShapedType>(op.getKey().getType());
+  Layout layout = op.getLayout();
+  int64_t sk = k.getDimSize(getSeqDimPos(layout));
+  if (!q.hasStaticShape() || ShapedType::isDynamic(sk) ||
+      q.getDimSize(getSeqDimPos(layout)) > shape.blockRows)
+    return 1;
+  int64_t blocks = q.getDimSize(0) * q.getDimSize(getHeadDimPos(layout));
+  int64_t wanted = llvm::divideCeil(kBlocksToFill, blocks);
+  int64_t splits =
+      std::min({wanted, sk / (kMinTilesPerSplit * shape.kvTile), kMaxKvSplits});
+  return std::max<int64_t>(splits, 1);
+}
+
 LogicalResult
 mlir::attn::convertAttentionToGPU(func::FuncOp func,
                                   const ConvertAttnToGPUOptions &options) {
@@ -223,6 +271,7 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
   if (failed(chosen))
     return failure();
   KernelShape shape = *chosen;
+  shape.kvSplits = chooseKvSplits(op, shape, options.kvSplits);
   MLIRContext *ctx = func.getContext();
   Location loc = func.getLoc();
   OpBuilder b(ctx);
@@ -240,7 +289,9 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
     };
     gpu::GPUFuncOp kernel = createKernel(
         func, name, module, {tileType(of.headDim), tileType(of.valueDim)},
-        of.threads());
+        of.threads(),
+        of.kvSplits > 1 ? splitKernelBuffers(op, /*combine=*/false)
+                        : SmallVector<Type>());
     // cp.async, ldmatrix and the FMA kernel's vector stores move up to 16
     // bytes at a time.
     for (unsigned tile = 0; tile < 2; ++tile)
@@ -266,6 +317,7 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
     if (failed(exact))
       return failure();
     exact->redoTile = shape.kvTile;
+    exact->kvSplits = shape.kvSplits;
     launches.push_back(buildKernel(
         *exact, (func.getSymName() + "_exact").str(),
         launches.front().kernel->getParentOfType<gpu::GPUModuleOp>()));
@@ -277,7 +329,25 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
     launches.back().kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
                                     b.getI32IntegerAttr(registers));
   }
-  replaceWithKernelLaunches(func, launches, op.getLayout(), shape.blockRows);
+  if (shape.kvSplits == 1) {
+    replaceWithKernelLaunches(func, launches, op.getLayout(), shape.blockRows);
+    return success();
+  }
+  // The splits' combine kernel: a warp per query row, 4 rows a block.
+  KernelShape combineShape{4, 32, 0, shape.headDim, shape.valueDim};
+  combineShape.kvSplits = shape.kvSplits;
+  gpu::GPUFuncOp combine = createKernel(
+      func, (func.getSymName() + "_combine").str(),
+      launches.front().kernel->getParentOfType<gpu::GPUModuleOp>(), {},
+      combineShape.threads(), splitKernelBuffers(op, /*combine=*/true));
+  KernelBuilder(b, loc, op, combineShape).combiningSplits().build(combine);
+  SplitCombine split{{combine, combineShape.threads(), 1},
+                     combineShape.blockRows,
+                     shape.kvSplits,
+                     shape.valueDim,
+                     op.getLseInit() != nullptr};
+  replaceWithKernelLaunches(func, launches, op.getLayout(), shape.blockRows,
+                            &split);
   return success();
 }
 
@@ -287,6 +357,12 @@ struct ConvertAttnToGPUPass
   using Base::Base;
 
   void runOnOperation() override {
+    if (kvSplits < 0 || kvSplits > kMaxKvSplits) {
+      getOperation()->emitError()
+          << "attn-convert-to-gpu: kv-splits must be in [0, " << kMaxKvSplits
+          << "], got " << static_cast<int64_t>(kvSplits);
+      return signalPassFailure();
+    }
     if (minBlocksPerSM < 0 || minBlocksPerSM > 32) {
       getOperation()->emitError()
           << "attn-convert-to-gpu: min-blocks-per-sm must be in [0, 32], got "
@@ -308,9 +384,9 @@ struct ConvertAttnToGPUPass
       if (!func.isExternal())
         kernels.push_back(func);
     for (func::FuncOp func : kernels)
-      if (failed(
-              convertAttentionToGPU(func, {blockRows, kvTileSize, mmaKvTileSize,
-                                           mmaBlockRows, mma, minBlocksPerSM})))
+      if (failed(convertAttentionToGPU(func, {blockRows, kvTileSize,
+                                              mmaKvTileSize, mmaBlockRows, mma,
+                                              minBlocksPerSM, kvSplits})))
         return signalPassFailure();
     materializeBlockBitmapTables(getOperation());
   }

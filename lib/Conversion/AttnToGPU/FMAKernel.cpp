@@ -210,7 +210,8 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
            m.both(rowValid, m.eq(lane, index(0))));
   auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&store.getThenRegion().front());
-  Value outAt = rowOffset(batch, head, i, heads, sq, shape.valueDim);
+  Value outAt = atSplit(rowOffset(batch, head, i, heads, sq, shape.valueDim),
+                        shape.valueDim);
   scatterSlice(lane, result, [&](Value chunk, Value column) {
     vector::StoreOp::create(b, loc, chunk, out, m.add(outAt, column));
   });

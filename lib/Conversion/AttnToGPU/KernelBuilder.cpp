@@ -206,17 +206,14 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   args.spans = op.getSpans() ? arg() : Value();
   args.blockMask = blockMaskArg = op.getBlockMask() ? arg() : Value();
   args.out = arg();
-  args.lse = op.getLseInit() ? arg() : Value();
+  // A split's blocks always write their rows' lse: the combine kernel
+  // weighs the splits by it.
+  args.lse = op.getLseInit() || shape.kvSplits > 1 ? arg() : Value();
   kernelBatchCount = arg();
   args.sq = sqArg = arg();
   args.sk = skArg = arg();
-  auto headsOf = [&](Value operand, Value argument) -> Value {
-    int64_t n = cast<ShapedType>(operand.getType())
-                    .getDimSize(getHeadDimPos(op.getLayout()));
-    return ShapedType::isDynamic(n) ? argument : index(n);
-  };
-  qHeadCount = headsOf(op.getQuery(), arg());
-  kvHeadCount = headsOf(op.getKey(), arg());
+  qHeadCount = headCount(op.getQuery(), arg());
+  kvHeadCount = headCount(op.getKey(), arg());
   if (blockMaskArg) {
     ArrayRef<int64_t> sizes = *op.getBlockSizes();
     queryBlocks = arith::CeilDivUIOp::create(b, loc, args.sq, index(sizes[0]));
@@ -244,7 +241,7 @@ void KernelBuilder::storeLse(const KernelArgs &args, Value batch, Value head,
       f32(-std::numeric_limits<float>::infinity()));
   // [B, Hq, Sq] in every layout.
   Value at = m.add(mul(m.add(mul(batch, qHeadCount), head), args.sq), i);
-  memref::StoreOp::create(b, loc, lse, args.lse, at);
+  memref::StoreOp::create(b, loc, lse, args.lse, atSplit(at, 1));
 }
 
 KernelBuilder::RowOperands KernelBuilder::rowOperands(const KernelArgs &args,
@@ -440,25 +437,38 @@ KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
   keys.begin = index(0);
   keys.end = args.sk;
   // A block mask's full blocks show keys the other masks hide.
-  if (args.blockMask)
+  if (!args.blockMask) {
+    if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
+      std::tie(keys.begin, keys.end) = buildMaskKeyHull(
+          b, loc, mask, qFirst, m.sub(keys.qEnd, index(1)), args.sq, args.sk);
+    if (args.lens) {
+      Value len = memref::LoadOp::create(b, loc, args.lens, batch);
+      keys.end = min(keys.end,
+                     arith::IndexCastOp::create(b, loc, b.getIndexType(), len));
+    }
+    if (args.spans) {
+      // The block's first row sees keys from qFirst - spans[head] on.
+      Value span = memref::LoadOp::create(b, loc, args.spans, head);
+      keys.begin =
+          max(keys.begin, m.sub(qFirst, arith::IndexCastOp::create(
+                                            b, loc, b.getIndexType(), span)));
+    }
+    keys.begin = min(max(keys.begin, index(0)), args.sk);
+    keys.end = min(max(keys.end, keys.begin), args.sk);
+  }
+  if (!splitIndex)
     return keys;
-  if (StructuredMaskAttrInterface mask = op.getStructuredMaskAttr())
-    std::tie(keys.begin, keys.end) = buildMaskKeyHull(
-        b, loc, mask, qFirst, m.sub(keys.qEnd, index(1)), args.sq, args.sk);
-  if (args.lens) {
-    Value len = memref::LoadOp::create(b, loc, args.lens, batch);
-    keys.end = min(keys.end,
-                   arith::IndexCastOp::create(b, loc, b.getIndexType(), len));
-  }
-  if (args.spans) {
-    // The block's first row sees keys from qFirst - spans[head] on.
-    Value span = memref::LoadOp::create(b, loc, args.spans, head);
-    keys.begin =
-        max(keys.begin, m.sub(qFirst, arith::IndexCastOp::create(
-                                          b, loc, b.getIndexType(), span)));
-  }
-  keys.begin = min(max(keys.begin, index(0)), args.sk);
-  keys.end = min(max(keys.end, keys.begin), args.sk);
+  // This split's run of whole tiles: the tiles stay those of one block (the
+  // tensor cores' tiles under an exact kernel, whose scan reads them), so a
+  // tile is whole or partial alike in both.
+  int64_t tile = shape.redoTile ? shape.redoTile : shape.kvTile;
+  Value perSplit = arith::CeilDivUIOp::create(
+      b, loc, m.sub(keys.end, keys.begin), index(shape.kvSplits));
+  Value run = mul(arith::CeilDivUIOp::create(b, loc, perSplit, index(tile)),
+                  index(tile));
+  Value end = keys.end;
+  keys.begin = min(m.add(keys.begin, mul(splitIndex, run)), end);
+  keys.end = min(m.add(keys.begin, run), end);
   return keys;
 }
 

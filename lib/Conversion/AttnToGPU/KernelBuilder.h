@@ -41,6 +41,12 @@ struct KernelShape {
   /// Keys per online-softmax step of the FMA kernel (dividing kvTile): one
   /// rescale of the accumulator per step.
   int64_t keyGroup = 1;
+  /// Blocks that share each query block's keys (split-K, as flash-decoding
+  /// does when the grid is too small for the GPU): each takes a run of whole
+  /// tiles and writes its rows' partial output (normalized, f32) and lse
+  /// into its slice of two scratch buffers, which the combine kernel
+  /// merges. 1: no split.
+  int64_t kvSplits = 1;
   int64_t threads() const {
     return mma ? blockRows / 16 * 32 : blockRows * threadsPerRow;
   }
@@ -78,12 +84,21 @@ public:
   /// unpackArgs, then B, Sq, Sk; workgroup attributions: the K and V tiles):
   /// the FMA kernel, or with `shape.mma` the tensor-core one.
   void build(gpu::GPUFuncOp kernel) {
+    if (combinesSplits) {
+      buildCombine(kernel);
+      return;
+    }
     if (shape.mma)
       buildMma(kernel);
     else
       buildFma(kernel);
     if (redoCheck)
       returnUnlessRedone(kernel);
+  }
+  /// Makes build() emit the combine kernel of `shape.kvSplits` splits.
+  KernelBuilder &combiningSplits() {
+    combinesSplits = true;
+    return *this;
   }
 
 private:
@@ -93,6 +108,13 @@ private:
         out, lse, sq, sk, keyTile, valueTile;
   };
   KernelArgs unpackArgs(gpu::GPUFuncOp kernel);
+  /// The heads of q or k (`operand`): a constant when static, else the
+  /// kernel's `argument`.
+  Value headCount(Value operand, Value argument) {
+    int64_t n = cast<ShapedType>(operand.getType())
+                    .getDimSize(getHeadDimPos(op.getLayout()));
+    return ShapedType::isDynamic(n) ? argument : index(n);
+  }
 
   /// Where one query row reads the mask and bias tensors.
   struct RowOperands {
@@ -145,10 +167,25 @@ private:
   /// GPU starts blocks about in index order, and under a causal mask the
   /// last query blocks see the most keys, so the longest start first and
   /// the launch ends without a tail of long blocks (longest first).
+  /// Under a split, blocks x S .. x S + S - 1 (from the last) share query
+  /// block x: this block's share is splitIndex.
   Value queryBlockIndex() {
     Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
     Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-    return m.sub(m.sub(blocks, index(1)), block);
+    Value fromLast = m.sub(m.sub(blocks, index(1)), block);
+    if (shape.kvSplits == 1)
+      return fromLast;
+    splitIndex = rem(fromLast, index(shape.kvSplits));
+    return div(fromLast, index(shape.kvSplits));
+  }
+  Value splitIndex;
+  /// `offset` into a flattened [B, Hq, Sq, rowWidth] output, moved to this
+  /// block's split of a scratch buffer of kvSplits of them.
+  Value atSplit(Value offset, int64_t rowWidth) {
+    if (!splitIndex)
+      return offset;
+    Value rows = mul(mul(kernelBatchCount, qHeadCount), sqArg);
+    return m.add(offset, mul(splitIndex, mul(rows, index(rowWidth))));
   }
 
   /// `value` combined (sum or max) over the `lanes` consecutive lanes that
@@ -239,6 +276,11 @@ private:
 
   void buildFma(gpu::GPUFuncOp kernel);
   void buildMma(gpu::GPUFuncOp kernel);
+  /// The combine kernel of a split (SplitKeysKernel.cpp): arguments (the
+  /// partial outputs, their lse, out, [lse], then B, Sq, Sk, Hq, Hkv), a
+  /// warp per query row of the block.
+  void buildCombine(gpu::GPUFuncOp kernel);
+  bool combinesSplits = false;
 
   Value index(int64_t v) { return m.constant(v); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }

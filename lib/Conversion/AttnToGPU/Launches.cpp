@@ -43,7 +43,8 @@ Value gpu_codegen::flattenForKernel(OpBuilder &b, Location loc, Value memref) {
 
 void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
                                             ArrayRef<KernelLaunch> launches,
-                                            Layout layout, int64_t blockRows) {
+                                            Layout layout, int64_t blockRows,
+                                            const SplitCombine *split) {
   OpBuilder b(func.getContext());
   Location loc = func.getLoc();
 
@@ -59,9 +60,9 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
   host.setVisibility(func.getVisibility());
   Block *entry = host.addEntryBlock();
   b.setInsertionPointToStart(entry);
-  SmallVector<Value> operands;
+  SmallVector<Value> buffers;
   for (Value arg : entry->getArguments())
-    operands.push_back(flattenForKernel(b, loc, arg));
+    buffers.push_back(flattenForKernel(b, loc, arg));
   auto dim = [&](Value memref, int64_t d) -> Value {
     return memref::DimOp::create(b, loc, memref, d);
   };
@@ -70,21 +71,66 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
   Value batchCount = dim(q, 0), sq = dim(q, getSeqDimPos(layout)),
         sk = dim(k, getSeqDimPos(layout));
   Value heads = dim(q, getHeadDimPos(layout));
-  operands.append({batchCount, sq, sk, heads, dim(k, getHeadDimPos(layout))});
-  Value queryBlocks =
-      arith::CeilDivUIOp::create(b, loc, sq, m.constant(blockRows));
-  for (const KernelLaunch &launch : launches) {
-    // What a launcher needs: grid (ceil(Sq / block_rows), Hq, B).
-    launch.kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
+  SmallVector<Value> scalars = {batchCount, sq, sk, heads,
+                                dim(k, getHeadDimPos(layout))};
+  // What a launcher needs: grid (ceil(Sq / block_rows), Hq, B), its first
+  // dim times kv_splits under a split.
+  auto launch = [&](const KernelLaunch &kernel, int64_t rows, int64_t splits,
+                    ValueRange kernelBuffers) {
+    kernel.kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(rows));
+    Value gridX = arith::CeilDivUIOp::create(b, loc, sq, m.constant(rows));
+    if (splits > 1)
+      gridX = arith::MulIOp::create(b, loc, gridX, m.constant(splits));
+    SmallVector<Value> operands(kernelBuffers);
+    operands.append(scalars);
     auto launchOp = gpu::LaunchFuncOp::create(
-        b, loc, launch.kernel, gpu::KernelDim3{queryBlocks, heads, batchCount},
-        gpu::KernelDim3{m.constant(launch.threads), m.constant(1),
+        b, loc, kernel.kernel, gpu::KernelDim3{gridX, heads, batchCount},
+        gpu::KernelDim3{m.constant(kernel.threads), m.constant(1),
                         m.constant(1)},
         /*dynamicSharedMemorySize=*/Value(), operands);
-    launchOp->setAttr("attn.block_rows", b.getI64IntegerAttr(blockRows));
+    launchOp->setAttr("attn.block_rows", b.getI64IntegerAttr(rows));
+    if (splits > 1)
+      launchOp->setAttr("attn.kv_splits", b.getI64IntegerAttr(splits));
     // What the launcher checks of K and V before the kernel copies them.
     launchOp->setAttr("attn.kv_alignment",
-                      b.getI64IntegerAttr(launch.kvAlignment));
+                      b.getI64IntegerAttr(kernel.kvAlignment));
+  };
+
+  if (!split) {
+    for (const KernelLaunch &kernel : launches)
+      launch(kernel, blockRows, 1, buffers);
+  } else {
+    // Scratch buffers of f32: the splits' partial outputs and their lse, per
+    // row of q (B Hq Sq, its elements over D), which a launcher sizes them
+    // by.
+    Value rows = m.constant(1);
+    for (int64_t d = 0; d < 3; ++d)
+      rows = arith::MulIOp::create(b, loc, rows, dim(q, d));
+    auto allocate = [&](int64_t width) -> Value {
+      auto alloc = gpu::AllocOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()),
+          /*asyncToken=*/Type(), ValueRange(),
+          ValueRange{arith::MulIOp::create(b, loc, rows, m.constant(width))},
+          ValueRange());
+      alloc->setAttr("attn.rows_of", b.getI64IntegerAttr(0));
+      alloc->setAttr("attn.width", b.getI64IntegerAttr(width));
+      return alloc.getMemref();
+    };
+    SmallVector<Value> scratch = {allocate(split->splits * split->valueDim),
+                                  allocate(split->splits)};
+    // The scratch buffers in place of out and lse, which close the
+    // arguments.
+    size_t out = buffers.size() - 1 - split->lse;
+    SmallVector<Value> partialBuffers(ArrayRef(buffers).take_front(out));
+    partialBuffers.append(scratch);
+    for (const KernelLaunch &kernel : launches)
+      launch(kernel, blockRows, split->splits, partialBuffers);
+    SmallVector<Value> combineBuffers(scratch);
+    combineBuffers.append(buffers.begin() + out, buffers.end());
+    launch(split->combine, split->rows, 1, combineBuffers);
+    for (Value buffer : scratch)
+      gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),
+                             buffer);
   }
   func::ReturnOp::create(b, loc);
   b.setInsertionPoint(func);
@@ -94,14 +140,18 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
 
 gpu::GPUFuncOp gpu_codegen::createKernel(func::FuncOp func, StringRef name,
                                          gpu::GPUModuleOp module,
-                                         TypeRange workgroup, int64_t threads) {
+                                         TypeRange workgroup, int64_t threads,
+                                         ArrayRef<Type> bufferElements) {
   MLIRContext *ctx = func.getContext();
   OpBuilder b(ctx);
   Location loc = func.getLoc();
+  SmallVector<Type> elements(bufferElements);
+  if (elements.empty())
+    for (Type type : func.getArgumentTypes())
+      elements.push_back(getElementTypeOrSelf(type));
   SmallVector<Type> argTypes;
-  for (Type type : func.getArgumentTypes())
-    argTypes.push_back(
-        MemRefType::get({ShapedType::kDynamic}, getElementTypeOrSelf(type)));
+  for (Type element : elements)
+    argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, element));
   argTypes.append(5, b.getIndexType());
   if (!module) {
     auto parent = func->getParentOfType<ModuleOp>();

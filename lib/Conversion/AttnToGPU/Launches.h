@@ -40,20 +40,36 @@ SmallVector<Value> kernelOperands(AttentionOp attention);
 /// `memref` as the 1-D memref<?xT> a kernel takes.
 Value flattenForKernel(OpBuilder &b, Location loc, Value memref);
 
+/// The combine kernel of a split-K attention (`splits` blocks per query
+/// block), merging rows of `valueDim`, `rows` a block; `lse` when the
+/// attention has an lse output.
+struct SplitCombine {
+  KernelLaunch combine;
+  int64_t rows, splits, valueDim;
+  bool lse;
+};
+
 /// Replaces `func` by a host function on memrefs that flattens its
 /// arguments and launches each kernel in turn over (ceil(Sq / blockRows),
-/// Hq, B) blocks with them, then B, Sq, Sk, Hq and Hkv.
+/// Hq, B) blocks with them, then B, Sq, Sk, Hq and Hkv. With `split`, the
+/// kernels run over ceil(Sq / blockRows) x splits blocks with two scratch
+/// buffers (partial out and lse, f32) in place of out and lse, and the
+/// combine kernel then merges them into out (and lse) over (ceil(Sq /
+/// rows), Hq, B) blocks.
 void replaceWithKernelLaunches(func::FuncOp func,
                                ArrayRef<KernelLaunch> launches, Layout layout,
-                               int64_t blockRows);
+                               int64_t blockRows,
+                               const SplitCombine *split = nullptr);
 
 /// A gpu.func `name` in `module` (if null, a new gpu.module named after
 /// `func`, `<func>_kernels`): each tensor argument of `func` flattened to a
-/// 1-D memref, then B, Sq, Sk, Hq and Hkv; `workgroup` buffers in shared
-/// memory; `threads` per block.
+/// 1-D memref (or 1-D memrefs of `bufferElements`, if given), then B, Sq,
+/// Sk, Hq and Hkv; `workgroup` buffers in shared memory; `threads` per
+/// block.
 gpu::GPUFuncOp createKernel(func::FuncOp func, StringRef name,
                             gpu::GPUModuleOp module, TypeRange workgroup,
-                            int64_t threads);
+                            int64_t threads,
+                            ArrayRef<Type> bufferElements = {});
 
 /// Asks ptxas to fit `blocks` blocks of `kernel` (of `threads` threads) in
 /// an SM (nvvm.minctasm, as CUDA's __launch_bounds__); 0 asks nothing. More

@@ -217,7 +217,11 @@ LogicalResult gpu_codegen::convertProjectedAttentionToGPU(
     auto arg = dyn_cast<BlockArgument>(operand);
     argumentOf.push_back(arg ? int64_t(arg.getArgNumber()) : -1);
   }
-  if (failed(convertAttentionToGPU(outlined, options))) {
+  // Its launches are cloned below, without scratch buffers of their own:
+  // no split-K.
+  ConvertAttnToGPUOptions attentionOptions = options;
+  attentionOptions.kvSplits = 1;
+  if (failed(convertAttentionToGPU(outlined, attentionOptions))) {
     expanded.erase();
     return failure();
   }

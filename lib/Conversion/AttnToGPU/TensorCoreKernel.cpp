@@ -441,8 +441,10 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
       if (!outElement.isF32())
         result = arith::TruncFOp::create(
             b, loc, VectorType::get({2}, outElement), result);
-      Value at = m.add(rowOffset(batch, head, rows[r], heads, args.sq, dv),
-                       m.add(pairCol, index(nv * 8)));
+      Value at =
+          atSplit(m.add(rowOffset(batch, head, rows[r], heads, args.sq, dv),
+                        m.add(pairCol, index(nv * 8))),
+                  dv);
       vector::StoreOp::create(b, loc, result, args.out, at);
     }
   }
