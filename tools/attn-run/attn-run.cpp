@@ -1097,6 +1097,9 @@ int main(int argc, char **argv) {
                      gpuKernel.resourcesOf(gpuKernel.attention().function)
                          ->registers)
                : llvm::json::Value(nullptr)},
+        // The blocks that share each query block's keys (split-K).
+        {"kv_splits", onGPU ? llvm::json::Value(gpuKernel.attention().kvSplits)
+                            : llvm::json::Value(nullptr)},
         {"tiles_total", tilesTotal ? llvm::json::Value(tilesTotal) : nullptr},
         {"tiles_computed",
          tilesTotal ? llvm::json::Value(tilesComputed) : nullptr},
