@@ -404,7 +404,7 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     With `mma` (run on the CUDA emulator, not yet on a GPU), an f16 or bf16
     attention with D a multiple of 16, Dv of 8, both at most 128, takes the
     tensor-core kernel instead: blocks of `mma-block-rows` / 16 warps (4 by
-    default), each computing 16 query rows with `nvgpu.mma.sync` m16n8k16 (f32 accumulators): the query as A
+    default; 1 when a static Sq is at most 16, decoding), each computing 16 query rows with `nvgpu.mma.sync` m16n8k16 (f32 accumulators): the query as A
     fragments in registers, S = Q K^T against f16 K tiles of
     `mma-kv-tile-size` keys in shared memory, the online softmax on the score fragments (row max over
     the 4 lanes of a row by shuffles), and O += P V with P's fragments taken
@@ -461,7 +461,7 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "ones)">,
     Option<"mmaBlockRows", "mma-block-rows", "int64_t", /*default=*/"0",
            "Query rows per thread block of the tensor-core kernel, a warp "
-           "per 16 (0: 64)">,
+           "per 16 (0: 64, or 16 for a static Sq of at most 16)">,
     Option<"mma", "mma", "bool", /*default=*/"false",
            "Run f16/bf16 attentions with D, Dv <= 128 on tensor cores "
            "(experimental: not yet run on a GPU)">,

@@ -3,9 +3,10 @@
 // RUN: attn-opt %s --attn-convert-to-gpu="kv-splits=3" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=FORCED
 // RUN: not attn-opt %s --attn-convert-to-gpu="kv-splits=33" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADSPLITS
 
-// Split-K for decoding. One f16 query row per (batch, head): 4 blocks of
-// 64 rows would leave a GPU idle, so 16 blocks (264 / 4 rounded up is 66,
-// 4096 keys are 16 runs of 4 tiles of 64) share each query block's keys.
+// Split-K for decoding. One f16 query row per (batch, head): blocks of one
+// warp (16 rows), and 4 of them would leave a GPU idle, so 16 blocks (264 /
+// 4 rounded up is 66, 4096 keys are 16 runs of 4 tiles of 64) share each
+// query block's keys.
 // Each writes its rows' partial output and lse (f32) into its slice of two
 // scratch buffers, sized per row of q (1 x 4 x 1): 16 x 64 and 16 floats.
 // The combine kernel, a warp per row and 4 rows a block, merges them into
@@ -15,13 +16,14 @@
 // CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
 // CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
 // CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
 // CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
 // CHECK-DAG: %[[C4096:.+]] = arith.constant 4096 : index
 // CHECK-DAG: %[[LF:.+]] = memref.cast %{{.+}} : memref<4xf32> to memref<?xf32>
 // CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
 // CHECK: %[[PARTIAL:.+]] = gpu.alloc (%[[C4096]]) {attn.rows_of = 0 : i64, attn.width = 1024 : i64} : memref<?xf32>
 // CHECK: %[[PARTIALLSE:.+]] = gpu.alloc (%[[C64]]) {attn.rows_of = 0 : i64, attn.width = 16 : i64} : memref<?xf32>
-// CHECK: gpu.launch_func @decode_kernels::@decode blocks in (%[[C16]], %[[C4]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]]) args({{.*}}, %[[PARTIAL]] : memref<?xf32>, %[[PARTIALLSE]] : memref<?xf32>, %[[C1]] : index, %[[C1]] : index, %[[C4096]] : index, %[[C4]] : index, %[[C1]] : index) {attn.block_rows = 64 : i64, attn.kv_alignment = 16 : i64, attn.kv_splits = 16 : i64}
+// CHECK: gpu.launch_func @decode_kernels::@decode blocks in (%[[C16]], %[[C4]], %[[C1]]) threads in (%[[C32]], %[[C1]], %[[C1]]) args({{.*}}, %[[PARTIAL]] : memref<?xf32>, %[[PARTIALLSE]] : memref<?xf32>, %[[C1]] : index, %[[C1]] : index, %[[C4096]] : index, %[[C4]] : index, %[[C1]] : index) {attn.block_rows = 16 : i64, attn.kv_alignment = 16 : i64, attn.kv_splits = 16 : i64}
 // CHECK-NEXT: gpu.launch_func @decode_kernels::@decode_combine blocks in (%[[C1]], %[[C4]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]]) args(%[[PARTIAL]] : memref<?xf32>, %[[PARTIALLSE]] : memref<?xf32>, %{{.+}} : memref<?xf16>, %[[LF]] : memref<?xf32>, {{.*}}) {attn.block_rows = 4 : i64, attn.kv_alignment = 1 : i64}
 // CHECK-NEXT: gpu.dealloc %[[PARTIAL]]
 // CHECK-NEXT: gpu.dealloc %[[PARTIALLSE]]

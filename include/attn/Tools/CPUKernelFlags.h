@@ -54,7 +54,8 @@ struct CPUKernelFlags {
       "query-tile-size",
       llvm::cl::desc("Queries per parallel tile with --fused (default 0: "
                      "derived from the target's L2 cache); GPU: query rows "
-                     "per thread block (default 0: 32, tensor cores 64)"),
+                     "per thread block (default 0: 32, tensor cores 64, or 16 "
+                     "when Sq <= 16)"),
       llvm::cl::init(0), llvm::cl::cat(codegenOptionCategory())};
 
   llvm::cl::opt<bool> mma{

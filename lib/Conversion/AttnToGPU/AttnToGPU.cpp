@@ -158,7 +158,14 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     if (!keys)
       keys = lean ? 32 : 64;
     int64_t steps = std::max<int64_t>(1, keys / 16);
-    int64_t rows = options.mmaBlockRows ? options.mmaBlockRows : 64;
+    // A query of at most 16 rows (decoding) takes blocks of one warp: the
+    // other three would only compute rows past Sq, and smaller blocks leave
+    // room for more of them per SM, each with its K/V copies in flight.
+    auto q = cast<ShapedType>(op.getQuery().getType());
+    int64_t sq = q.getDimSize(getSeqDimPos(op.getLayout()));
+    int64_t rows = options.mmaBlockRows ? options.mmaBlockRows
+                   : !ShapedType::isDynamic(sq) && sq <= 16 ? 16
+                                                            : 64;
     // Up to 8 warps: their registers (at most 255 each) fit in 64 Ki.
     if (rows < 0 || rows > 128 || rows % 16)
       return op.emitError() << "attn-convert-to-gpu: the tensor-core kernel "
