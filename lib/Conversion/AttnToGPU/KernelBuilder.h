@@ -168,7 +168,7 @@ private:
   /// last query blocks see the most keys, so the longest start first and
   /// the launch ends without a tail of long blocks (longest first).
   /// Under a split, blocks x S .. x S + S - 1 (from the last) share query
-  /// block x: this block's share is splitIndex.
+  /// block x: this block's share becomes splitIndex.
   Value queryBlockIndex() {
     Value blocks = gpu::GridDimOp::create(b, loc, gpu::Dimension::x);
     Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -178,7 +178,6 @@ private:
     splitIndex = rem(fromLast, index(shape.kvSplits));
     return div(fromLast, index(shape.kvSplits));
   }
-  Value splitIndex;
   /// `offset` into a flattened [B, Hq, Sq, rowWidth] output, moved to this
   /// block's split of a scratch buffer of kvSplits of them.
   Value atSplit(Value offset, int64_t rowWidth) {
@@ -280,7 +279,6 @@ private:
   /// partial outputs, their lse, out, [lse], then B, Sq, Sk, Hq, Hkv), a
   /// warp per query row of the block.
   void buildCombine(gpu::GPUFuncOp kernel);
-  bool combinesSplits = false;
 
   Value index(int64_t v) { return m.constant(v); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
@@ -420,6 +418,10 @@ private:
   Value maskKeyStride, biasKeyStride;
   // The tensor-core kernel's ldmatrix lane: row l % 8 of matrix l / 8.
   Value laneRow, laneMatrix;
+  // Under a split: this block's share of its query block's keys.
+  Value splitIndex;
+  // Whether build() emits the combine kernel of a split.
+  bool combinesSplits = false;
 };
 
 } // namespace mlir::attn::gpu_codegen
