@@ -448,6 +448,18 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     (Sq <= its rows) and B Hq blocks are fewer than 264 (two of an H100's
     132 SMs each), into as many splits as make 264 blocks, each at least 4
     key tiles, at most 32.
+
+    GQA packing (`pack-gqa`, FlashAttention's pack_gqa): where a static
+    query of the g = Hq / Hkv query heads sharing a KV head fits one block
+    (Sq g <= its rows, g dividing them: decoding), the block takes all g
+    heads of a KV head, row p holding query row p / g of query head
+    g kvHead + p % g: the grid is (ceil(Sq / (rows / g)), Hkv, B)
+    (`attn.packed_heads` = g on the launch, `attn.block_rows` = rows / g
+    query rows of each head) and each key tile is read once for the g heads,
+    not g times. The tensor-core kernel then takes 16 rows per block while
+    Sq g <= 16, else as few whole warps as hold them (up to 4). Not under
+    spans, a block mask or a mask_mod (the keys a block sees would depend on
+    the head).
   }];
   let options = [
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",
@@ -473,6 +485,9 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "Blocks sharing each query block's keys, merged by a combine "
            "kernel (split-K; 0: decided by the sizes, 1: no split; at most "
            "32)">,
+    Option<"packGqa", "pack-gqa", "bool", /*default=*/"true",
+           "Pack the query heads sharing a KV head into one block where a "
+           "static query of all of them fits it (GQA decoding)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -37,6 +37,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   convert.mma = options.mma;
   convert.minBlocksPerSM = options.minBlocksPerSM;
   convert.kvSplits = options.kvSplits;
+  convert.packGqa = options.packGqa;
   pm.addPass(createConvertAttnToGPU(convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

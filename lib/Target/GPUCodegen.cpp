@@ -136,7 +136,10 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
       plan.kvAlignment = intAttr(launch, "attn.kv_alignment");
       if (launch->hasAttr("attn.kv_splits"))
         plan.kvSplits = intAttr(launch, "attn.kv_splits");
-      if (plan.blockRows <= 0 || plan.kvAlignment <= 0 || plan.kvSplits <= 0)
+      if (launch->hasAttr("attn.packed_heads"))
+        plan.packedHeads = intAttr(launch, "attn.packed_heads");
+      if (plan.blockRows <= 0 || plan.kvAlignment <= 0 || plan.kvSplits <= 0 ||
+          plan.packedHeads <= 0)
         return failure();
     }
     lowered.launches.push_back(std::move(plan));
@@ -173,6 +176,7 @@ static FailureOr<LoweredKernel> lowerToPTX(func::FuncOp func, StringRef name,
   pipeline.mma = options.mma;
   pipeline.minBlocksPerSM = options.minBlocksPerSM;
   pipeline.kvSplits = options.kvSplits;
+  pipeline.packGqa = options.packGqa;
   buildGPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return failure();

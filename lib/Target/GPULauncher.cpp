@@ -64,11 +64,14 @@ static std::string emitLaunch(StringRef name, const GPULaunch &launch,
     scalars = "sizes[ATTN_SYM_B], sizes[ATTN_SYM_SQ], sizes[ATTN_SYM_SK], "
               "sizes[ATTN_SYM_HQ], sizes[ATTN_SYM_HKV]";
     grid = llvm::formatv(
-        "(sizes[ATTN_SYM_SQ] + {0}) / {1}{2}, sizes[ATTN_SYM_HQ], "
+        "(sizes[ATTN_SYM_SQ] + {0}) / {1}{2}, sizes[ATTN_SYM_HQ]{3}, "
         "sizes[ATTN_SYM_B]",
         launch.blockRows - 1, launch.blockRows,
         launch.kvSplits > 1 ? llvm::formatv(" * {0}", launch.kvSplits).str()
-                            : "");
+                            : "",
+        launch.packedHeads > 1
+            ? llvm::formatv(" / {0}", launch.packedHeads).str()
+            : "");
   } else {
     // M: the rows of y, its last buffer.
     std::string rows = llvm::formatv(

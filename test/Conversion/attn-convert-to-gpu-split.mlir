@@ -1,8 +1,9 @@
-// RUN: attn-opt %s --attn-convert-to-gpu="mma=true" --canonicalize --cse --split-input-file | FileCheck %s
-// RUN: attn-opt %s --attn-convert-to-gpu="mma=true kv-splits=1" --split-input-file | FileCheck %s --check-prefix=NOSPLIT
-// RUN: attn-opt %s --attn-convert-to-gpu="kv-splits=3" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=FORCED
+// RUN: attn-opt %s --attn-convert-to-gpu="mma=true pack-gqa=false" --canonicalize --cse --split-input-file | FileCheck %s
+// RUN: attn-opt %s --attn-convert-to-gpu="mma=true kv-splits=1 pack-gqa=false" --split-input-file | FileCheck %s --check-prefix=NOSPLIT
+// RUN: attn-opt %s --attn-convert-to-gpu="kv-splits=3 pack-gqa=false" --canonicalize --cse --split-input-file | FileCheck %s --check-prefix=FORCED
 // RUN: not attn-opt %s --attn-convert-to-gpu="kv-splits=33" --split-input-file 2>&1 | FileCheck %s --check-prefix=BADSPLITS
 
+// (GQA packing, off here, is attn-convert-to-gpu-pack.mlir's.)
 // Split-K for decoding. One f16 query row per (batch, head): blocks of one
 // warp (16 rows), and 4 of them would leave a GPU idle, so 16 blocks (264 /
 // 4 rounded up is 66, 4096 keys are 16 runs of 4 tiles of 64) share each

@@ -22,6 +22,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -148,6 +149,13 @@ static llvm::json::Value manifest(const KernelSource &source,
   };
 }
 
+/// The manifest's grid of an attention launch, in its keys' names.
+static std::string gridText(const GPULaunch &launch) {
+  return llvm::formatv("(ceil(Sq / block_rows){0}, Hq{1}, B)",
+                       launch.kvSplits > 1 ? " * kv_splits" : "",
+                       launch.packedHeads > 1 ? " / packed_heads" : "");
+}
+
 static bool failedTo(llvm::Error error) {
   if (!error)
     return false;
@@ -217,9 +225,8 @@ static int compileForGPU(const KernelSource &source,
       {"threads", binary->attention().threads},
       {"mma", flags.mma.getValue()},
       {"kv_splits", binary->attention().kvSplits},
-      {"grid", binary->attention().kvSplits > 1
-                   ? "(ceil(Sq / block_rows) * kv_splits, Hq, B)"
-                   : "(ceil(Sq / block_rows), Hq, B)"},
+      {"packed_heads", binary->attention().packedHeads},
+      {"grid", gridText(binary->attention())},
   };
   std::string manifestText;
   llvm::raw_string_ostream(manifestText)

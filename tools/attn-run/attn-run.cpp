@@ -501,7 +501,7 @@ static llvm::Error prepareGPURun(CUDADevice &device,
                  sizes[ATTN_SYM_HQ], sizes[ATTN_SYM_HKV]};
       gridX = llvm::divideCeil(sizes[ATTN_SYM_SQ], launch.blockRows) *
               launch.kvSplits;
-      gridY = sizes[ATTN_SYM_HQ];
+      gridY = sizes[ATTN_SYM_HQ] / launch.packedHeads;
       gridZ = sizes[ATTN_SYM_B];
     } else {
       // y [M, N], its last buffer.
@@ -1100,6 +1100,10 @@ int main(int argc, char **argv) {
         // The blocks that share each query block's keys (split-K).
         {"kv_splits", onGPU ? llvm::json::Value(gpuKernel.attention().kvSplits)
                             : llvm::json::Value(nullptr)},
+        // The query heads each block computes (GQA packing).
+        {"packed_heads",
+         onGPU ? llvm::json::Value(gpuKernel.attention().packedHeads)
+               : llvm::json::Value(nullptr)},
         {"tiles_total", tilesTotal ? llvm::json::Value(tilesTotal) : nullptr},
         {"tiles_computed",
          tilesTotal ? llvm::json::Value(tilesComputed) : nullptr},

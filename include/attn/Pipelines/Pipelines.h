@@ -113,6 +113,12 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                      "combine kernel (split-K; 0: decided by the sizes, 1: "
                      "no split)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> packGqa{
+      *this, "pack-gqa",
+      llvm::cl::desc("Pack the query heads sharing a KV head into one block "
+                     "where a static query of all of them fits it (GQA "
+                     "decoding)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> mma{
       *this, "mma",
       llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 (false: "

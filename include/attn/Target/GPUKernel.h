@@ -30,6 +30,7 @@ struct GPUTargetOptions {
   bool mma = false; // tensor cores, f16/bf16 (experimental)
   int64_t minBlocksPerSM = 0; // blocks an SM must hold (0: no bound)
   int64_t kvSplits = 0;       // split-K blocks per query block (0: decided)
+  bool packGqa = true;        // a KV head's query heads in one block (decoding)
 };
 
 /// A buffer one launch passes: operand `index` of the kernel function, or
@@ -50,7 +51,7 @@ struct GPUScratch {
 /// One launch of a compiled kernel, each buffer as a 1-D memref (allocated,
 /// aligned, offset, size, stride), in blocks of `threads` threads:
 /// - an attention (`blockRows` > 0): grid (ceil(Sq / blockRows) kvSplits,
-///   Hq, B), then B, Sq, Sk, Hq and Hkv;
+///   Hq / packedHeads, B), then B, Sq, Sk, Hq and Hkv;
 /// - a projection y [M, N] = x [M, K] w [K, N] (+ bias [N]) (`columns` > 0,
 ///   `reduction` K, M the rows of its last buffer y): grid
 ///   (ceil(M / tileRows), ceil(N / tileColumns)), then M, K and N.
@@ -61,6 +62,8 @@ struct GPULaunch {
   int64_t blockRows = 0;
   /// Blocks that share each query block's keys (split-K).
   int64_t kvSplits = 1;
+  /// Query heads per block (GQA packing): `blockRows` query rows of each.
+  int64_t packedHeads = 1;
   /// The alignment in bytes an attention needs of K and V data (16 where
   /// cp.async copies them).
   int64_t kvAlignment = 1;

@@ -76,6 +76,14 @@ struct CPUKernelFlags {
                      "where the query fits one block and the grid is small; "
                      "1: never; at most 32)"),
       llvm::cl::init(0), llvm::cl::cat(codegenOptionCategory())};
+  llvm::cl::opt<bool> packGqa{
+      "pack-gqa",
+      llvm::cl::desc("GPU: one block computes all the query heads sharing a "
+                     "KV head, reading each key tile once for them, where a "
+                     "static query of all of them fits the block (GQA "
+                     "decoding; the default; --pack-gqa=false: a head a "
+                     "block)"),
+      llvm::cl::init(true), llvm::cl::cat(codegenOptionCategory())};
 
   /// What is wrong with the values given, or an empty string. (The GPU
   /// passes check --min-blocks-per-sm against the kernel's threads.)
@@ -101,6 +109,7 @@ struct CPUKernelFlags {
     options.mma = mma;
     options.minBlocksPerSM = minBlocksPerSM;
     options.kvSplits = kvSplits;
+    options.packGqa = packGqa;
     return options;
   }
 

@@ -102,11 +102,6 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
 /// The most elements of q and of acc one lane keeps in registers.
 static constexpr int64_t kMaxSliceElements = 32;
 
-/// Picks T lanes per row, the fewest (a power of two up to a warp) that
-/// divide D and Dv into slices of at most 32 registers each (else the most
-/// that divide both), and shrinks the key tile until the K and V tiles fit
-/// in static shared memory. Fails with a diagnostic when a block would
-/// exceed 1024 threads or one key row does not fit.
 /// Whether the tensor-core kernel takes `op`: f16 or bf16 q, k and v (one
 /// type), D a multiple of 16 and Dv of 8, both at most 128 (the output
 /// fragments stay in registers), and a dot-product similarity (the Gaussian
@@ -144,6 +139,44 @@ static bool evaluatesMasksBeyondBands(AttentionOp op) {
          op.getBlockMask() || (mask && !isBandMask(mask));
 }
 
+/// The query heads sharing a KV head, g = Hq / Hkv, that one block of `op`
+/// may compute together (GQA packing; its rows are then Sq g), or 1. It
+/// takes `pack-gqa`, static head counts and Sq, and keys a block sees that
+/// do not depend on the head: no spans, block mask or mask_mod.
+static int64_t packableHeads(AttentionOp op,
+                             const ConvertAttnToGPUOptions &options) {
+  if (!options.packGqa || op.getSpans() || op.getBlockMask() ||
+      !op.getMaskMod().empty())
+    return 1;
+  Layout layout = op.getLayout();
+  auto q = cast<ShapedType>(op.getQuery().getType());
+  auto k = cast<ShapedType>(op.getKey().getType());
+  int64_t hq = q.getDimSize(getHeadDimPos(layout));
+  int64_t hkv = k.getDimSize(getHeadDimPos(layout));
+  if (ShapedType::isDynamic(hq) || ShapedType::isDynamic(hkv) ||
+      q.isDynamicDim(getSeqDimPos(layout)))
+    return 1;
+  return hq / hkv;
+}
+
+/// Packs the heads of `op` into the blocks of `shape` where all its rows of
+/// the g packable heads fit one block, g dividing its rows.
+static void packHeads(AttentionOp op, const ConvertAttnToGPUOptions &options,
+                      KernelShape &shape) {
+  int64_t g = packableHeads(op, options);
+  auto q = cast<ShapedType>(op.getQuery().getType());
+  int64_t sq = q.getDimSize(getSeqDimPos(op.getLayout()));
+  if (g > 1 && shape.blockRows % g == 0 && sq * g <= shape.blockRows)
+    shape.packedHeads = g;
+}
+
+/// The shape of the kernel of `op`: on tensor cores (`mma`, where
+/// fitsTensorCores), a warp per 16 rows; else T lanes per row, the fewest (a
+/// power of two up to a warp) that divide D and Dv into slices of at most
+/// 32 registers each (else the most that divide both). Either shrinks the
+/// key tile until the K and V tiles fit in static shared memory and packs
+/// GQA heads where packHeads can. Fails with a diagnostic when a block
+/// would exceed 1024 threads or one key row does not fit.
 static FailureOr<KernelShape>
 chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
   int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
@@ -163,9 +196,15 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     // room for more of them per SM, each with its K/V copies in flight.
     auto q = cast<ShapedType>(op.getQuery().getType());
     int64_t sq = q.getDimSize(getSeqDimPos(op.getLayout()));
-    int64_t rows = options.mmaBlockRows ? options.mmaBlockRows
-                   : !ShapedType::isDynamic(sq) && sq <= 16 ? 16
-                                                            : 64;
+    int64_t rows = options.mmaBlockRows;
+    if (!rows) {
+      rows = !ShapedType::isDynamic(sq) && sq <= 16 ? 16 : 64;
+      // Packed GQA heads count as rows: as few warps as hold them, up to 4.
+      int64_t g = packableHeads(op, options);
+      int64_t packed = llvm::alignTo(sq * g, 16);
+      if (g > 1 && sq * g > 16 && packed <= 64 && packed % g == 0)
+        rows = packed;
+    }
     // Up to 8 warps: their registers (at most 255 each) fit in 64 Ki.
     if (rows < 0 || rows > 128 || rows % 16)
       return op.emitError() << "attn-convert-to-gpu: the tensor-core kernel "
@@ -179,6 +218,7 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
         (d + shape.rowPadding(d) + dv + shape.rowPadding(dv)) * 2;
     shape.kvTile = std::min<int64_t>(shape.kvTile,
                                      kStaticSharedBytes / rowBytes / 16 * 16);
+    packHeads(op, options, shape);
     return shape;
   }
   int64_t lanes = 0, fallback = 1;
@@ -210,6 +250,7 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
        shape.keyGroup == 1 && group > 1; group /= 2)
     if (shape.kvTile % group == 0)
       shape.keyGroup = group;
+  packHeads(op, options, shape);
   return shape;
 }
 
@@ -252,9 +293,10 @@ static int64_t chooseKvSplits(AttentionOp op, const KernelShape &shape,
   Layout layout = op.getLayout();
   int64_t sk = k.getDimSize(getSeqDimPos(layout));
   if (!q.hasStaticShape() || ShapedType::isDynamic(sk) ||
-      q.getDimSize(getSeqDimPos(layout)) > shape.blockRows)
+      q.getDimSize(getSeqDimPos(layout)) > shape.queryRows())
     return 1;
-  int64_t blocks = q.getDimSize(0) * q.getDimSize(getHeadDimPos(layout));
+  int64_t blocks =
+      q.getDimSize(0) * q.getDimSize(getHeadDimPos(layout)) / shape.packedHeads;
   int64_t wanted = llvm::divideCeil(kBlocksToFill, blocks);
   int64_t splits =
       std::min({wanted, sk / (kMinTilesPerSplit * shape.kvTile), kMaxKvSplits});
@@ -325,6 +367,7 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
       return failure();
     exact->redoTile = shape.kvTile;
     exact->kvSplits = shape.kvSplits;
+    exact->packedHeads = shape.packedHeads;
     launches.push_back(buildKernel(
         *exact, (func.getSymName() + "_exact").str(),
         launches.front().kernel->getParentOfType<gpu::GPUModuleOp>()));
@@ -337,7 +380,8 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
                                     b.getI32IntegerAttr(registers));
   }
   if (shape.kvSplits == 1) {
-    replaceWithKernelLaunches(func, launches, op.getLayout(), shape.blockRows);
+    replaceWithKernelLaunches(func, launches, op.getLayout(), shape.queryRows(),
+                              shape.packedHeads);
     return success();
   }
   // The splits' combine kernel: a warp per query row, 4 rows a block.
@@ -353,8 +397,8 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
                      shape.kvSplits,
                      shape.valueDim,
                      op.getLseInit() != nullptr};
-  replaceWithKernelLaunches(func, launches, op.getLayout(), shape.blockRows,
-                            &split);
+  replaceWithKernelLaunches(func, launches, op.getLayout(), shape.queryRows(),
+                            shape.packedHeads, &split);
   return success();
 }
 
@@ -391,9 +435,9 @@ struct ConvertAttnToGPUPass
       if (!func.isExternal())
         kernels.push_back(func);
     for (func::FuncOp func : kernels)
-      if (failed(convertAttentionToGPU(func, {blockRows, kvTileSize,
-                                              mmaKvTileSize, mmaBlockRows, mma,
-                                              minBlocksPerSM, kvSplits})))
+      if (failed(convertAttentionToGPU(
+              func, {blockRows, kvTileSize, mmaKvTileSize, mmaBlockRows, mma,
+                     minBlocksPerSM, kvSplits, packGqa})))
         return signalPassFailure();
     materializeBlockBitmapTables(getOperation());
   }

@@ -39,23 +39,26 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value queryBlock = queryBlockIndex();
-  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  // Plain values, not structured bindings: lambdas below capture them.
+  Value head, kvHead;
+  std::tie(head, kvHead) = blockHeads();
   Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  Value row = div(tid, index(t)), lane = rem(tid, index(t));
-  Value qFirst = mul(queryBlock, index(shape.blockRows));
-  Value i = m.add(qFirst, row);
+  Value lane = rem(tid, index(t));
+  Value qFirst = mul(queryBlock, index(shape.queryRows()));
+  // This thread's query row i of query head rowHead.
+  Value i, rowHead;
+  std::tie(i, rowHead) = blockRow(head, qFirst, div(tid, index(t)));
   Value rowValid = m.slt(i, sq);
-  Value kvHead = div(head, div(qHeadCount, kvHeadCount));
   // Mask and bias rows of this row (clamped like its query, so rows past Sq
   // read in bounds), indexed by key below.
-  RowOperands rowMasks = rowOperands(args, batch, head, i, rowValid);
+  RowOperands rowMasks = rowOperands(args, batch, rowHead, i, rowValid);
 
   // This lane's slice of its query row, scaled. Rows past Sq read the last
   // row (their results are never stored) so every lane takes part in the
   // shuffles and barriers.
   Value safeRow =
       arith::SelectOp::create(b, loc, rowValid, i, m.sub(sq, index(1)));
-  Value qAt = rowOffset(batch, head, safeRow, heads, sq, shape.headDim);
+  Value qAt = rowOffset(batch, rowHead, safeRow, heads, sq, shape.headDim);
   // The Gaussian and additive scores are linear in it too.
   Value scale = logitScale(args);
   auto qVecType = VectorType::get({shape.headSlice()}, b.getF32Type());
@@ -68,8 +71,8 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   if (args.additiveWeight)
     weightSlice = arith::MulFOp::create(
         b, loc,
-        loadRowSlice(args.additiveWeight, mul(head, index(shape.headDim)), lane,
-                     shape.headSlice()),
+        loadRowSlice(args.additiveWeight, mul(rowHead, index(shape.headDim)),
+                     lane, shape.headSlice()),
         vector::BroadcastOp::create(b, loc, qVecType, scale));
   Value halfScale;
   if (op.getSimilarity() == Similarity::Gaussian)
@@ -143,7 +146,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
                 Value visible =
                     whole ? Value() : m.both(rowValid, m.slt(j, end));
                 logits.push_back(maskedLogit(args, rowMasks, scoreOf(jj), batch,
-                                             head, i, j, visible));
+                                             rowHead, i, j, visible));
                 newMax =
                     arith::MaximumFOp::create(b, loc, newMax, logits.back());
               }
@@ -206,11 +209,11 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
     result = arith::TruncFOp::create(
         b, loc, VectorType::get({shape.valueSlice()}, outElement), result);
   // The row's lanes hold the same max and sum: the first one stores.
-  storeLse(args, batch, head, i, tiles.getResult(0), rowSum,
+  storeLse(args, batch, rowHead, i, tiles.getResult(0), rowSum,
            m.both(rowValid, m.eq(lane, index(0))));
   auto store = scf::IfOp::create(b, loc, rowValid, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&store.getThenRegion().front());
-  Value outAt = atSplit(rowOffset(batch, head, i, heads, sq, shape.valueDim),
+  Value outAt = atSplit(rowOffset(batch, rowHead, i, heads, sq, shape.valueDim),
                         shape.valueDim);
   scatterSlice(lane, result, [&](Value chunk, Value column) {
     vector::StoreOp::create(b, loc, chunk, out, m.add(outAt, column));

@@ -433,7 +433,7 @@ KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
                                                   Value qFirst) {
   BlockKeys keys;
   keys.qFirst = qFirst;
-  keys.qEnd = min(m.add(qFirst, index(shape.blockRows)), args.sq);
+  keys.qEnd = min(m.add(qFirst, index(shape.queryRows())), args.sq);
   keys.begin = index(0);
   keys.end = args.sk;
   // A block mask's full blocks show keys the other masks hide.

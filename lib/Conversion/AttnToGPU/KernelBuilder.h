@@ -47,6 +47,13 @@ struct KernelShape {
   /// into its slice of two scratch buffers, which the combine kernel
   /// merges. 1: no split.
   int64_t kvSplits = 1;
+  /// Query heads a block computes (GQA decoding, FlashAttention's
+  /// pack_gqa): the g = Hq / Hkv heads of a KV head (grid y), row p of the
+  /// block holding query row p / g of head g kvHead + p % g, so a key tile
+  /// is read once for all of them. 1: a block computes one query head.
+  int64_t packedHeads = 1;
+  /// Query rows of each head a block computes.
+  int64_t queryRows() const { return blockRows / packedHeads; }
   int64_t threads() const {
     return mma ? blockRows / 16 * 32 : blockRows * threadsPerRow;
   }
@@ -178,6 +185,23 @@ private:
     splitIndex = rem(fromLast, index(shape.kvSplits));
     return div(fromLast, index(shape.kvSplits));
   }
+  /// The query head of this block (grid y), or under packing the first of
+  /// its KV head's, and the KV head.
+  std::pair<Value, Value> blockHeads() {
+    Value y = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    if (shape.packedHeads > 1)
+      return {mul(y, index(shape.packedHeads)), y};
+    return {y, div(y, div(qHeadCount, kvHeadCount))};
+  }
+  /// The query row and head of row `p` of the block, whose rows start at
+  /// query row `qFirst` of `head` (blockHeads).
+  std::pair<Value, Value> blockRow(Value head, Value qFirst, Value p) {
+    if (shape.packedHeads == 1)
+      return {m.add(qFirst, p), head};
+    Value g = index(shape.packedHeads);
+    return {m.add(qFirst, div(p, g)), m.add(head, rem(p, g))};
+  }
+
   /// `offset` into a flattened [B, Hq, Sq, rowWidth] output, moved to this
   /// block's split of a scratch buffer of kvSplits of them.
   Value atSplit(Value offset, int64_t rowWidth) {

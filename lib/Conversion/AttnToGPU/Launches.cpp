@@ -44,6 +44,7 @@ Value gpu_codegen::flattenForKernel(OpBuilder &b, Location loc, Value memref) {
 void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
                                             ArrayRef<KernelLaunch> launches,
                                             Layout layout, int64_t blockRows,
+                                            int64_t packedHeads,
                                             const SplitCombine *split) {
   OpBuilder b(func.getContext());
   Location loc = func.getLoc();
@@ -73,24 +74,29 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
   Value heads = dim(q, getHeadDimPos(layout));
   SmallVector<Value> scalars = {batchCount, sq, sk, heads,
                                 dim(k, getHeadDimPos(layout))};
-  // What a launcher needs: grid (ceil(Sq / block_rows), Hq, B), its first
-  // dim times kv_splits under a split.
+  // What a launcher needs: grid (ceil(Sq / block_rows), Hq / packed_heads,
+  // B), its first dim times kv_splits under a split.
   auto launch = [&](const KernelLaunch &kernel, int64_t rows, int64_t splits,
-                    ValueRange kernelBuffers) {
+                    int64_t packed, ValueRange kernelBuffers) {
     kernel.kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(rows));
     Value gridX = arith::CeilDivUIOp::create(b, loc, sq, m.constant(rows));
     if (splits > 1)
       gridX = arith::MulIOp::create(b, loc, gridX, m.constant(splits));
+    Value gridY = heads;
+    if (packed > 1)
+      gridY = arith::DivUIOp::create(b, loc, heads, m.constant(packed));
     SmallVector<Value> operands(kernelBuffers);
     operands.append(scalars);
     auto launchOp = gpu::LaunchFuncOp::create(
-        b, loc, kernel.kernel, gpu::KernelDim3{gridX, heads, batchCount},
+        b, loc, kernel.kernel, gpu::KernelDim3{gridX, gridY, batchCount},
         gpu::KernelDim3{m.constant(kernel.threads), m.constant(1),
                         m.constant(1)},
         /*dynamicSharedMemorySize=*/Value(), operands);
     launchOp->setAttr("attn.block_rows", b.getI64IntegerAttr(rows));
     if (splits > 1)
       launchOp->setAttr("attn.kv_splits", b.getI64IntegerAttr(splits));
+    if (packed > 1)
+      launchOp->setAttr("attn.packed_heads", b.getI64IntegerAttr(packed));
     // What the launcher checks of K and V before the kernel copies them.
     launchOp->setAttr("attn.kv_alignment",
                       b.getI64IntegerAttr(kernel.kvAlignment));
@@ -98,7 +104,7 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
 
   if (!split) {
     for (const KernelLaunch &kernel : launches)
-      launch(kernel, blockRows, 1, buffers);
+      launch(kernel, blockRows, 1, packedHeads, buffers);
   } else {
     // Scratch buffers of f32: the splits' partial outputs and their lse, per
     // row of q (B Hq Sq, its elements over D), which a launcher sizes them
@@ -124,10 +130,10 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
     SmallVector<Value> partialBuffers(ArrayRef(buffers).take_front(out));
     partialBuffers.append(scratch);
     for (const KernelLaunch &kernel : launches)
-      launch(kernel, blockRows, split->splits, partialBuffers);
+      launch(kernel, blockRows, split->splits, packedHeads, partialBuffers);
     SmallVector<Value> combineBuffers(scratch);
     combineBuffers.append(buffers.begin() + out, buffers.end());
-    launch(split->combine, split->rows, 1, combineBuffers);
+    launch(split->combine, split->rows, 1, 1, combineBuffers);
     for (Value buffer : scratch)
       gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),
                              buffer);

@@ -51,14 +51,15 @@ struct SplitCombine {
 
 /// Replaces `func` by a host function on memrefs that flattens its
 /// arguments and launches each kernel in turn over (ceil(Sq / blockRows),
-/// Hq, B) blocks with them, then B, Sq, Sk, Hq and Hkv. With `split`, the
-/// kernels run over ceil(Sq / blockRows) x splits blocks with two scratch
-/// buffers (partial out and lse, f32) in place of out and lse, and the
-/// combine kernel then merges them into out (and lse) over (ceil(Sq /
-/// rows), Hq, B) blocks.
+/// Hq / packedHeads, B) blocks with them, then B, Sq, Sk, Hq and Hkv
+/// (`blockRows` query rows of each of `packedHeads` heads a block). With
+/// `split`, the kernels run over ceil(Sq / blockRows) x splits blocks with
+/// two scratch buffers (partial out and lse, f32) in place of out and lse,
+/// and the combine kernel then merges them into out (and lse) over
+/// (ceil(Sq / rows), Hq, B) blocks.
 void replaceWithKernelLaunches(func::FuncOp func,
                                ArrayRef<KernelLaunch> launches, Layout layout,
-                               int64_t blockRows,
+                               int64_t blockRows, int64_t packedHeads = 1,
                                const SplitCombine *split = nullptr);
 
 /// A gpu.func `name` in `module` (if null, a new gpu.module named after

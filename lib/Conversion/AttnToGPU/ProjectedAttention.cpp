@@ -217,10 +217,11 @@ LogicalResult gpu_codegen::convertProjectedAttentionToGPU(
     auto arg = dyn_cast<BlockArgument>(operand);
     argumentOf.push_back(arg ? int64_t(arg.getArgNumber()) : -1);
   }
-  // Its launches are cloned below, without scratch buffers of their own:
-  // no split-K.
+  // Its launches are cloned below, without scratch buffers of their own
+  // (no split-K), over the grid of one query head a block (no packing).
   ConvertAttnToGPUOptions attentionOptions = options;
   attentionOptions.kvSplits = 1;
+  attentionOptions.packGqa = false;
   if (failed(convertAttentionToGPU(outlined, attentionOptions))) {
     expanded.erase();
     return failure();

@@ -216,28 +216,30 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
 
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value queryBlock = queryBlockIndex();
-  Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+  // Plain values, not structured bindings: lambdas below capture them.
+  Value head, kvHead;
+  std::tie(head, kvHead) = blockHeads();
   Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   Value warp = div(tid, index(32)), lane = rem(tid, index(32));
   Value group = div(lane, index(4)),
         pairCol = mul(rem(lane, index(4)), index(2));
-  Value qFirst = mul(queryBlock, index(shape.blockRows));
-  Value kvHead = div(head, div(qHeadCount, kvHeadCount));
+  Value qFirst = mul(queryBlock, index(shape.queryRows()));
 
-  // This lane's two rows: g and g + 8 of its warp's 16. Rows past Sq read
-  // row Sq - 1 (never stored) so every lane takes part in the shuffles.
-  Value rows[2], valid[2], safe[2];
+  // This lane's two rows: g and g + 8 of its warp's 16 (and their heads,
+  // under packing). Rows past Sq read row Sq - 1 (never stored) so every
+  // lane takes part in the shuffles.
+  Value rows[2], rowHeads[2], valid[2], safe[2];
   RowOperands rowMasks[2];
   for (int r = 0; r < 2; ++r) {
-    rows[r] =
-        m.add(m.add(qFirst, mul(warp, index(16))), m.add(group, index(8 * r)));
+    std::tie(rows[r], rowHeads[r]) = blockRow(
+        head, qFirst, m.add(mul(warp, index(16)), m.add(group, index(8 * r))));
     valid[r] = m.slt(rows[r], args.sq);
     safe[r] = arith::SelectOp::create(b, loc, valid[r], rows[r],
                                       m.sub(args.sq, index(1)));
-    rowMasks[r] = rowOperands(args, batch, head, rows[r], valid[r]);
+    rowMasks[r] = rowOperands(args, batch, rowHeads[r], rows[r], valid[r]);
   }
   auto qAt = [&](int r, int64_t col) {
-    return m.add(rowOffset(batch, head, safe[r], heads, args.sq, d),
+    return m.add(rowOffset(batch, rowHeads[r], safe[r], heads, args.sq, d),
                  m.add(pairCol, index(col)));
   };
   // The query as A fragments, one per 16 of D: [row g | g + 8][col | + 8].
@@ -331,7 +333,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
               // Keys past the tile's end are padding.
               Value inside = whole ? Value() : m.both(valid[r], m.slt(j, end));
               logits.push_back(maskedLogit(args, rowMasks[r], score, batch,
-                                           head, rows[r], j, inside));
+                                           rowHeads[r], rows[r], j, inside));
             }
         }
 
@@ -420,7 +422,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   for (int64_t r = 0; r < 2; ++r) {
     Value sum = combineLanes(tiles.getResult(2 + r), 4, /*max=*/false);
     // The row's quad holds the same max and sum: its first lane stores.
-    storeLse(args, batch, head, rows[r], tiles.getResult(r), sum,
+    storeLse(args, batch, rowHeads[r], rows[r], tiles.getResult(r), sum,
              m.both(valid[r], m.eq(rem(lane, index(4)), index(0))));
     Value noKey =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
@@ -441,10 +443,10 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
       if (!outElement.isF32())
         result = arith::TruncFOp::create(
             b, loc, VectorType::get({2}, outElement), result);
-      Value at =
-          atSplit(m.add(rowOffset(batch, head, rows[r], heads, args.sq, dv),
-                        m.add(pairCol, index(nv * 8))),
-                  dv);
+      Value at = atSplit(
+          m.add(rowOffset(batch, rowHeads[r], rows[r], heads, args.sq, dv),
+                m.add(pairCol, index(nv * 8))),
+          dv);
       vector::StoreOp::create(b, loc, result, args.out, at);
     }
   }
