@@ -485,6 +485,11 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "Blocks sharing each query block's keys, merged by a combine "
            "kernel (split-K; 0: decided by the sizes, 1: no split; at most "
            "32)">,
+    Option<"kvStages", "kv-stages", "int64_t", /*default=*/"1",
+           "K/V tile buffers of the tensor-core kernel: 1 (a K and a V "
+           "tile, FlashAttention-2's copy schedule) or 2 (double-buffered: "
+           "the next tile's K and V copied while a tile runs; the key tile "
+           "shrinks to fit 48 KiB)">,
     Option<"packGqa", "pack-gqa", "bool", /*default=*/"true",
            "Pack the query heads sharing a KV head into one block where a "
            "static query of all of them fits it (GQA decoding)">,

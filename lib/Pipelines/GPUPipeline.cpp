@@ -38,6 +38,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   convert.minBlocksPerSM = options.minBlocksPerSM;
   convert.kvSplits = options.kvSplits;
   convert.packGqa = options.packGqa;
+  convert.kvStages = options.kvStages;
   pm.addPass(createConvertAttnToGPU(convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -177,6 +177,7 @@ static FailureOr<LoweredKernel> lowerToPTX(func::FuncOp func, StringRef name,
   pipeline.minBlocksPerSM = options.minBlocksPerSM;
   pipeline.kvSplits = options.kvSplits;
   pipeline.packGqa = options.packGqa;
+  pipeline.kvStages = options.kvStages;
   buildGPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return failure();

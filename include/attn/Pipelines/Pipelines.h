@@ -113,6 +113,12 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                      "combine kernel (split-K; 0: decided by the sizes, 1: "
                      "no split)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> kvStages{
+      *this, "kv-stages",
+      llvm::cl::desc("K/V tile buffers of the tensor-core kernel: 1 "
+                     "(FlashAttention-2's copy schedule) or 2 "
+                     "(double-buffered)"),
+      llvm::cl::init(1)};
   PassOptions::Option<bool> packGqa{
       *this, "pack-gqa",
       llvm::cl::desc("Pack the query heads sharing a KV head into one block "

@@ -31,6 +31,7 @@ struct GPUTargetOptions {
   int64_t minBlocksPerSM = 0; // blocks an SM must hold (0: no bound)
   int64_t kvSplits = 0;       // split-K blocks per query block (0: decided)
   bool packGqa = true;        // a KV head's query heads in one block (decoding)
+  int64_t kvStages = 1;       // tensor cores' K/V buffers (2: double-buffered)
 };
 
 /// A buffer one launch passes: operand `index` of the kernel function, or

@@ -76,6 +76,13 @@ struct CPUKernelFlags {
                      "where the query fits one block and the grid is small; "
                      "1: never; at most 32)"),
       llvm::cl::init(0), llvm::cl::cat(codegenOptionCategory())};
+  llvm::cl::opt<int64_t> kvStages{
+      "kv-stages",
+      llvm::cl::desc("GPU: K/V tile buffers of the tensor-core kernel: 1 (the "
+                     "default: FlashAttention-2's copy schedule) or 2 "
+                     "(double-buffered: the next tile's K and V copied while "
+                     "a tile runs; the key tile shrinks to fit)"),
+      llvm::cl::init(1), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<bool> packGqa{
       "pack-gqa",
       llvm::cl::desc("GPU: one block computes all the query heads sharing a "
@@ -93,6 +100,8 @@ struct CPUKernelFlags {
              "derived from the L2 cache)";
     if (kvSplits < 0 || kvSplits > 32)
       return "--kv-splits must be in [0, 32], got " + std::to_string(kvSplits);
+    if (kvStages != 1 && kvStages != 2)
+      return "--kv-stages must be 1 or 2, got " + std::to_string(kvStages);
     return "";
   }
 
@@ -110,6 +119,7 @@ struct CPUKernelFlags {
     options.minBlocksPerSM = minBlocksPerSM;
     options.kvSplits = kvSplits;
     options.packGqa = packGqa;
+    options.kvStages = kvStages;
     return options;
   }
 

@@ -214,8 +214,9 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     KernelShape shape{rows, 4, 16 * steps, d, dv};
     shape.mma = true;
     shape.unguardedWholeTiles = !lean;
-    int64_t rowBytes =
-        (d + shape.rowPadding(d) + dv + shape.rowPadding(dv)) * 2;
+    shape.kvStages = options.kvStages;
+    int64_t rowBytes = (d + shape.rowPadding(d) + dv + shape.rowPadding(dv)) *
+                       2 * shape.kvStages;
     shape.kvTile = std::min<int64_t>(shape.kvTile,
                                      kStaticSharedBytes / rowBytes / 16 * 16);
     packHeads(op, options, shape);
@@ -332,9 +333,13 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
     // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
     Type tileElement =
         of.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
+    // Double-buffered tiles: [2, kvTile, dim] (see tileIndices).
     auto tileType = [&](int64_t dim) -> Type {
-      return MemRefType::get({of.kvTile, dim + of.rowPadding(dim)}, tileElement,
-                             MemRefLayoutAttrInterface(), sharedSpace);
+      SmallVector<int64_t> shape = {of.kvTile, dim + of.rowPadding(dim)};
+      if (of.kvStages > 1)
+        shape.insert(shape.begin(), of.kvStages);
+      return MemRefType::get(shape, tileElement, MemRefLayoutAttrInterface(),
+                             sharedSpace);
     };
     gpu::GPUFuncOp kernel = createKernel(
         func, name, module, {tileType(of.headDim), tileType(of.valueDim)},
@@ -414,6 +419,12 @@ struct ConvertAttnToGPUPass
           << "], got " << static_cast<int64_t>(kvSplits);
       return signalPassFailure();
     }
+    if (kvStages != 1 && kvStages != 2) {
+      getOperation()->emitError()
+          << "attn-convert-to-gpu: kv-stages must be 1 or 2, got "
+          << static_cast<int64_t>(kvStages);
+      return signalPassFailure();
+    }
     if (minBlocksPerSM < 0 || minBlocksPerSM > 32) {
       getOperation()->emitError()
           << "attn-convert-to-gpu: min-blocks-per-sm must be in [0, 32], got "
@@ -437,7 +448,7 @@ struct ConvertAttnToGPUPass
     for (func::FuncOp func : kernels)
       if (failed(convertAttentionToGPU(
               func, {blockRows, kvTileSize, mmaKvTileSize, mmaBlockRows, mma,
-                     minBlocksPerSM, kvSplits, packGqa})))
+                     minBlocksPerSM, kvSplits, kvStages, packGqa})))
         return signalPassFailure();
     materializeBlockBitmapTables(getOperation());
   }

@@ -119,9 +119,10 @@ std::pair<Value, Value> KernelBuilder::stagedRow(Value batch, Value kvHead,
   return {inside, rowOffset(batch, kvHead, safeKey, kvHeadCount, sk, dim)};
 }
 
-void KernelBuilder::stageTileAsync(Value tile, Value source, Value batch,
-                                   Value kvHead, Value tileStart, Value end,
-                                   Value sk, int64_t dim, Value tid) {
+void KernelBuilder::stageTileAsync(Value tile, Value slot, Value source,
+                                   Value batch, Value kvHead, Value tileStart,
+                                   Value end, Value sk, int64_t dim,
+                                   Value tid) {
   // 8 elements of 16 bits per copy; each thread takes every threads()-th.
   constexpr int64_t chunk = 8;
   int64_t chunksPerRow = dim / chunk, chunks = shape.kvTile * chunksPerRow;
@@ -163,7 +164,7 @@ void KernelBuilder::stageTileAsync(Value tile, Value source, Value batch,
       }
       nvgpu::DeviceAsyncCopyOp::create(
           b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
-          ValueRange{r, c}, source, ValueRange{m.add(row, c)},
+          tileIndices(slot, r, c), source, ValueRange{m.add(row, c)},
           b.getIndexAttr(chunk), count,
           /*bypassL1=*/b.getUnitAttr());
     }
@@ -475,7 +476,7 @@ KernelBuilder::BlockKeys KernelBuilder::blockKeys(const KernelArgs &args,
 scf::ForOp KernelBuilder::tileLoop(
     const BlockKeys &keys, int64_t tile, ValueRange initial, Value batch,
     Value head, function_ref<SmallVector<Value>(Value, ValueRange, bool)> body,
-    function_ref<void(Value)> skipped) {
+    function_ref<void(Value, ValueRange)> skipped) {
   // Ends the region at `bb` with a yield of what `fill` builds there.
   auto yieldFrom = [&](OpBuilder &bb, function_ref<SmallVector<Value>()> fill) {
     OpBuilder::InsertionGuard guard(b);
@@ -529,7 +530,7 @@ scf::ForOp KernelBuilder::tileLoop(
               [&](OpBuilder &tb, Location) {
                 yieldFrom(tb, [&]() -> SmallVector<Value> {
                   if (skipped)
-                    skipped(tileStart);
+                    skipped(tileStart, state);
                   return SmallVector<Value>(state);
                 });
               },

@@ -47,6 +47,12 @@ struct KernelShape {
   /// into its slice of two scratch buffers, which the combine kernel
   /// merges. 1: no split.
   int64_t kvSplits = 1;
+  /// K/V buffers of the tensor-core kernel: 1, one K and one V tile
+  /// (FlashAttention-2's schedule: V of a tile copied while Q K^T runs, K of
+  /// the next while P V runs, two barriers a tile); 2, double-buffered (K
+  /// and V of the next tile copied while the whole tile runs, one barrier a
+  /// tile, twice the shared memory).
+  int64_t kvStages = 1;
   /// Query heads a block computes (GQA decoding, FlashAttention's
   /// pack_gqa): the g = Hq / Hkv heads of a KV head (grid y), row p of the
   /// block holding query row p / g of head g kvHead + p % g, so a key tile
@@ -250,13 +256,14 @@ private:
   /// sees the tile whole (then it needs no per-score mask: no mask tensor or
   /// mask_mod, keys before `end`, and the structured mask shows them all to
   /// every row). Tiles tileHidden
-  /// proves empty are skipped: `skipped` (if given) runs instead of the body.
-  /// Both branches are the block's, so barriers in them stay uniform.
+  /// proves empty are skipped: `skipped` (if given, told the tile and the
+  /// state, which it keeps) runs instead of the body. Both branches are the
+  /// block's, so barriers in them stay uniform.
   scf::ForOp
   tileLoop(const BlockKeys &keys, int64_t tile, ValueRange initial, Value batch,
            Value head,
            function_ref<SmallVector<Value>(Value, ValueRange, bool)> body,
-           function_ref<void(Value)> skipped = nullptr);
+           function_ref<void(Value, ValueRange)> skipped = nullptr);
 
   /// D = A B + C for m16n8k16 fragments (A vector<4x2xT>, B vector<2x2xT>,
   /// C and D vector<2x2xf32>): nvgpu.mma.sync for f16; nvvm.mma.sync on the
@@ -266,16 +273,24 @@ private:
 
   /// `tiles` 8x8 matrices of a shared f16/bf16 `tile` by ldmatrix, from
   /// this lane's address (row, col), as vector<tiles x 2>.
-  Value ldmatrix(Value tile, Value row, Value col, int64_t tiles,
+  Value ldmatrix(Value tile, Value slot, Value row, Value col, int64_t tiles,
                  bool transpose);
+  /// The indices of (row, col) of a tensor-core K or V tile: in buffer
+  /// `slot` of a double-buffered tile [2, kvTile, dim], else (a null slot)
+  /// of the one [kvTile, dim].
+  SmallVector<Value> tileIndices(Value slot, Value row, Value col) {
+    if (!slot)
+      return {row, col};
+    return {slot, row, col};
+  }
   /// The B fragment (2 registers) `which` (0 or 1) of an x4 ldmatrix.
   Value fragmentPair(Value fragments, int64_t which);
-  /// acc[n] += probFrag x tile[16 ks, 16 ks + 16) x [8 (first + n), + 8):
-  /// one 16-key step of O += P V over the output fragments `acc`, starting
-  /// at fragment `first`, B fragments by ldmatrix.trans (two 8-wide steps
+  /// acc[n] += probFrag x tile[16 ks, 16 ks + 16) x [8 n, 8 n + 8) (of
+  /// buffer `slot`, see tileIndices): one 16-key step of O += P V over the
+  /// output fragments `acc`, B fragments by ldmatrix.trans (two 8-wide steps
   /// per x4 load).
-  void multiplyValueTile(Value tile, Value probFrag, int64_t ks,
-                         MutableArrayRef<Value> acc, int64_t first);
+  void multiplyValueTile(Value tile, Value slot, Value probFrag, int64_t ks,
+                         MutableArrayRef<Value> acc);
   /// Whether V holds NaN or Inf in a key tile of the tensor-core kernel
   /// (`shape.redoTile` keys) the block sees partly: there its products would
   /// carry them, as 0 x NaN, to rows that do not see their keys. Read from
@@ -421,12 +436,12 @@ private:
   /// the last visible key, in bounds).
   std::pair<Value, Value> stagedRow(Value batch, Value kvHead, Value tileStart,
                                     Value r, Value end, Value sk, int64_t dim);
-  /// The same as one cp.async group of 16-byte copies (rows past `end`
-  /// zero-filled, the tile's element type kept); it lands after a
-  /// cp.async.wait_group and a barrier.
-  void stageTileAsync(Value tile, Value source, Value batch, Value kvHead,
-                      Value tileStart, Value end, Value sk, int64_t dim,
-                      Value tid);
+  /// The same as one cp.async group of 16-byte copies into buffer `slot` of
+  /// `tile` (see tileIndices; rows past `end` zero-filled, the tile's
+  /// element type kept); it lands after a cp.async.wait_group and a barrier.
+  void stageTileAsync(Value tile, Value slot, Value source, Value batch,
+                      Value kvHead, Value tileStart, Value end, Value sk,
+                      int64_t dim, Value tid);
 
   OpBuilder &b;
   Location loc;

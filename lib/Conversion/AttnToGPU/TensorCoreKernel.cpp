@@ -9,7 +9,8 @@
 // by cp.async into rows padded to an odd number of 16-byte chunks (so
 // ldmatrix is free of bank conflicts) and the loads overlap the math as in
 // FlashAttention-2: V of a tile is copied while Q K^T runs, K of the next
-// tile while P V runs. Under a per-row mask it multiplies whole V tiles, so
+// tile while P V runs; or, double-buffered, K and V of the next tile while
+// the whole tile runs. Under a per-row mask it multiplies whole V tiles, so
 // a NaN or Inf of V would reach rows that do not see its key (0 x NaN): the
 // exact FMA kernel behind it redoes the blocks whose V holds one in a tile
 // they see partly (scanPartialValues, returnUnlessRedone).
@@ -72,11 +73,11 @@ Value KernelBuilder::mmaSync(Value a, Value bFrag, Value c) {
   return vector::FromElementsOp::create(b, loc, c.getType(), results);
 }
 
-Value KernelBuilder::ldmatrix(Value tile, Value row, Value col, int64_t tiles,
-                              bool transpose) {
+Value KernelBuilder::ldmatrix(Value tile, Value slot, Value row, Value col,
+                              int64_t tiles, bool transpose) {
   Type element = getElementTypeOrSelf(tile.getType());
   return nvgpu::LdMatrixOp::create(b, loc, VectorType::get({tiles, 2}, element),
-                                   tile, ValueRange{row, col}, transpose,
+                                   tile, tileIndices(slot, row, col), transpose,
                                    tiles);
 }
 
@@ -95,24 +96,23 @@ Value KernelBuilder::fragmentPair(Value fragments, int64_t which) {
   return pair;
 }
 
-void KernelBuilder::multiplyValueTile(Value tile, Value probFrag, int64_t ks,
-                                      MutableArrayRef<Value> acc,
-                                      int64_t first) {
-  int64_t end = first + acc.size();
+void KernelBuilder::multiplyValueTile(Value tile, Value slot, Value probFrag,
+                                      int64_t ks, MutableArrayRef<Value> acc) {
+  int64_t end = acc.size();
   Value keyHalf = mul(rem(laneMatrix, index(2)), index(8));
   Value key = m.add(m.add(laneRow, keyHalf), index(ks * 16));
-  for (int64_t nv = first; nv < end; nv += 2) {
-    Value &out = acc[nv - first];
+  for (int64_t nv = 0; nv < end; nv += 2) {
+    Value &out = acc[nv];
     if (nv + 1 < end) {
       Value col =
           m.add(mul(div(laneMatrix, index(2)), index(8)), index(nv * 8));
-      Value both = ldmatrix(tile, key, col, 4, /*transpose=*/true);
+      Value both = ldmatrix(tile, slot, key, col, 4, /*transpose=*/true);
       out = mmaSync(probFrag, fragmentPair(both, 0), out);
-      acc[nv + 1 - first] =
-          mmaSync(probFrag, fragmentPair(both, 1), acc[nv + 1 - first]);
+      acc[nv + 1] = mmaSync(probFrag, fragmentPair(both, 1), acc[nv + 1]);
       continue;
     }
-    out = mmaSync(probFrag, ldmatrix(tile, key, index(nv * 8), 2, true), out);
+    out = mmaSync(probFrag, ldmatrix(tile, slot, key, index(nv * 8), 2, true),
+                  out);
   }
 }
 
@@ -265,16 +265,23 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   Value end = keys.end;
 
   // State: row max and this lane's partial row sum for rows g and g + 8,
-  // then the output fragments, one per 8 of Dv.
+  // then the output fragments, one per 8 of Dv; double-buffered, then the
+  // buffer (0 or 1) the next fetched tile lands in.
+  bool doubleBuffered = shape.kvStages == 2;
   Value zeroFrag =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(fragC, 0.0f));
   SmallVector<Value> initial = {negInf, negInf, zero, zero};
   initial.append(dv / 8, zeroFrag);
+  if (doubleBuffered)
+    initial.push_back(index(0));
 
-  // K and V tiles by cp.async, one group in flight at a time. K of a tile is
-  // in flight when its iteration starts (unless the tile is skipped: then it
-  // was never asked for), V is fetched while Q K^T runs.
-  auto fetchKeys = [&](Value tileStart) {
+  // K and V tiles by cp.async, one group in flight at a time. With one
+  // buffer each, K of a tile is in flight when its iteration starts, V is
+  // fetched while Q K^T runs and the next K while P V runs
+  // (FlashAttention-2's schedule). Double-buffered, K and V of the next
+  // tile are fetched into the other buffers while the whole tile runs. A
+  // skipped tile is never asked for: the next one takes its buffer.
+  auto fetchTile = [&](Value tileStart, Value slot) {
     Value wanted = m.slt(tileStart, end);
     if (Value hidden = tileHidden(batch, head, qFirst, keys.qEnd, tileStart,
                                   min(end, m.add(tileStart, index(bc)))))
@@ -283,8 +290,11 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
     auto fetch = scf::IfOp::create(b, loc, wanted, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&fetch.getThenRegion().front());
-    stageTileAsync(args.keyTile, args.k, batch, kvHead, tileStart, end, args.sk,
-                   d, tid);
+    stageTileAsync(args.keyTile, slot, args.k, batch, kvHead, tileStart, end,
+                   args.sk, d, tid);
+    if (doubleBuffered)
+      stageTileAsync(args.valueTile, slot, args.v, batch, kvHead, tileStart,
+                     end, args.sk, dv, tid);
   };
   auto landTile = [&] {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
@@ -294,13 +304,19 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   laneRow = rem(lane, index(8));
   laneMatrix = div(lane, index(8));
 
-  fetchKeys(keys.begin);
+  fetchTile(keys.begin, doubleBuffered ? index(0) : Value());
   auto tiles = tileLoop(
       keys, bc, initial, batch, head,
       [&](Value tileStart, ValueRange state, bool whole) -> SmallVector<Value> {
+        // This tile's buffers (double-buffered: slot 0 or 1) and the others.
+        Value slot = doubleBuffered ? state.back() : Value();
+        Value otherSlot = doubleBuffered ? m.sub(index(1), slot) : Value();
         landTile();
-        stageTileAsync(args.valueTile, args.v, batch, kvHead, tileStart, end,
-                       args.sk, dv, tid);
+        if (doubleBuffered)
+          fetchTile(m.add(tileStart, index(bc)), otherSlot);
+        else
+          stageTileAsync(args.valueTile, slot, args.v, batch, kvHead, tileStart,
+                         end, args.sk, dv, tid);
 
         // S = Q K^T, 8 keys per fragment: B[k][n] = K[key n][d k], K's rows
         // as stored; one x4 ldmatrix takes two 16-wide steps of D.
@@ -311,7 +327,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           for (int64_t ks = 0; ks < d / 16; ks += 2) {
             if (ks + 1 < d / 16) {
               Value both =
-                  ldmatrix(args.keyTile, key,
+                  ldmatrix(args.keyTile, slot, key,
                            m.add(mul(laneMatrix, index(8)), index(ks * 16)), 4,
                            /*transpose=*/false);
               acc = mmaSync(queryFrags[ks], fragmentPair(both, 0), acc);
@@ -320,8 +336,9 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
             }
             Value col =
                 m.add(mul(rem(laneMatrix, index(2)), index(8)), index(ks * 16));
-            acc = mmaSync(queryFrags[ks],
-                          ldmatrix(args.keyTile, key, col, 2, false), acc);
+            acc =
+                mmaSync(queryFrags[ks],
+                        ldmatrix(args.keyTile, slot, key, col, 2, false), acc);
           }
           for (int64_t r = 0; r < 2; ++r)
             for (int64_t c = 0; c < 2; ++c) {
@@ -374,9 +391,12 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           next[2 + r] = sum;
         }
 
-        // V has landed and every warp is done with K: fetch the next K.
-        landTile();
-        fetchKeys(m.add(tileStart, index(bc)));
+        // One buffer each: V has landed and every warp is done with K, so
+        // the next K may come.
+        if (!doubleBuffered) {
+          landTile();
+          fetchTile(m.add(tileStart, index(bc)), slot);
+        }
 
         // Rescale the output rows, then O += P V: P's fragments are the
         // score fragments of 2 adjacent key blocks, B[k][n] = V[key k][n],
@@ -395,26 +415,32 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
               vector::FromElementsOp::create(b, loc, fragA, parts));
         }
         MutableArrayRef<Value> outFrags =
-            MutableArrayRef<Value>(next).drop_front(4);
+            MutableArrayRef<Value>(next).slice(4, dv / 8);
+        ValueRange oldFrags = state.slice(4, dv / 8);
         llvm::copy(
-            rescaleUnless(
-                m.both(isOne(alpha[0]), isOne(alpha[1])), state.drop_front(4),
-                [&] {
-                  Value alphas = vector::FromElementsOp::create(
-                      b, loc, fragC,
-                      ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
-                  SmallVector<Value> scaled;
-                  for (Value frag : state.drop_front(4))
-                    scaled.push_back(
-                        arith::MulFOp::create(b, loc, frag, alphas));
-                  return scaled;
-                }),
+            rescaleUnless(m.both(isOne(alpha[0]), isOne(alpha[1])), oldFrags,
+                          [&] {
+                            Value alphas = vector::FromElementsOp::create(
+                                b, loc, fragC,
+                                ValueRange{alpha[0], alpha[0], alpha[1],
+                                           alpha[1]});
+                            SmallVector<Value> scaled;
+                            for (Value frag : oldFrags)
+                              scaled.push_back(
+                                  arith::MulFOp::create(b, loc, frag, alphas));
+                            return scaled;
+                          }),
             outFrags.begin());
         for (int64_t ks = 0; ks < bc / 16; ++ks)
-          multiplyValueTile(args.valueTile, probFrags[ks], ks, outFrags, 0);
+          multiplyValueTile(args.valueTile, slot, probFrags[ks], ks, outFrags);
+        if (doubleBuffered)
+          next.back() = otherSlot;
         return next;
       },
-      [&](Value tileStart) { fetchKeys(m.add(tileStart, index(bc))); });
+      [&](Value tileStart, ValueRange state) {
+        fetchTile(m.add(tileStart, index(bc)),
+                  doubleBuffered ? state.back() : Value());
+      });
 
   // out = O / sum (the row's 4 lanes' partial sums), 0 for a row that saw
   // no key (NaN stays NaN).
