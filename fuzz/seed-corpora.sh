@@ -37,6 +37,7 @@ if [[ -n "${2:-}" ]]; then
   fi
   n=0
   for flags in "--mma --spec b=1,hq=2,sq=40,d=32,dtype=f16,mask=causal" \
+               "--mma --kv-stages 2 --spec b=1,hq=4,hkv=1,sq=2,sk=200,d=32,dtype=f16,mask=causal_bottom_right" \
                "--spec b=1,hq=2,sq=40,d=32,mask=window:8:0|global:4" \
                "--spec b=1,hq=2,sq=40,d=32,kind=linear,mask=causal"; do
     n=$((n + 1))

@@ -220,14 +220,14 @@
 // MMA: nvgpu.ldmatrix %[[KT]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
 // MMA-COUNT-32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
 // The row max over a row's 4 lanes, of the raw scores: scaled once, then
-// each p = exp2(fma(s, scale, -base)).
+// each p = exp2(fma(s, scale, -base)), by ex2.approx.ftz (one MUFU.EX2).
 // MMA: gpu.shuffle xor
 // MMA: arith.maximumf
 // MMA: %[[SCALEDMAX:.+]] = arith.mulf %{{.+}}, %[[SCALE:.+]] : f32
 // MMA-NEXT: arith.maximumf %{{.+}}, %[[SCALEDMAX]] : f32
 // MMA: %[[NEGBASE:.+]] = arith.negf %{{.+}} : f32
 // MMA: %[[SHIFTED:.+]] = math.fma %{{.+}}, %[[SCALE]], %[[NEGBASE]] : f32
-// MMA-NEXT: math.exp2 %[[SHIFTED]] : f32
+// MMA-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[SHIFTED]]) : (f32) -> f32
 // MMA: nvvm.cp.async.wait.group 0
 // MMA-NEXT: gpu.barrier
 // MMA: scf.if

@@ -73,6 +73,13 @@ Value KernelBuilder::mmaSync(Value a, Value bFrag, Value c) {
   return vector::FromElementsOp::create(b, loc, c.getType(), results);
 }
 
+Value KernelBuilder::exp2Ftz(Value x) {
+  return LLVM::CallIntrinsicOp::create(
+             b, loc, b.getF32Type(),
+             b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{x})
+      .getResult(0);
+}
+
 Value KernelBuilder::ldmatrix(Value tile, Value slot, Value row, Value col,
                               int64_t tiles, bool transpose) {
   Type element = getElementTypeOrSelf(tile.getType());
@@ -372,8 +379,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           Value base = softmaxBase(newMax[r]);
           Value negBase =
               foldScale ? arith::NegFOp::create(b, loc, base) : Value();
-          alpha[r] = math::Exp2Op::create(
-              b, loc, arith::SubFOp::create(b, loc, state[r], base));
+          alpha[r] = exp2Ftz(arith::SubFOp::create(b, loc, state[r], base));
           Value sum = arith::MulFOp::create(b, loc, state[2 + r], alpha[r]);
           for (int64_t nb = 0; nb < bc / 8; ++nb)
             for (int64_t c = 0; c < 2; ++c) {
@@ -384,7 +390,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                             .getResult()
                       : arith::SubFOp::create(b, loc, logits[at], base)
                             .getResult();
-              probs[at] = math::Exp2Op::create(b, loc, shifted);
+              probs[at] = exp2Ftz(shifted);
               sum = arith::AddFOp::create(b, loc, sum, probs[at]);
             }
           next[r] = newMax[r];
