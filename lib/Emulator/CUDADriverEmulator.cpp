@@ -58,6 +58,8 @@ thread_local CUcontext current = nullptr;
 
 constexpr CUdevice kDevice = 0;
 constexpr size_t kSharedPerBlock = 48 * 1024;
+/// The most shared memory a block may take, opted in: an H100's or H200's.
+constexpr size_t kSharedPerBlockOptIn = 227 * 1024;
 
 void report(const char *message) {
   std::fprintf(stderr, "attn CUDA emulator: %s\n", message);
@@ -436,6 +438,21 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module,
   return CUDA_SUCCESS;
 }
 
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction function,
+                                    CUfunction_attribute attribute, int value) {
+  if (CUresult r = ready())
+    return r;
+  if (!function)
+    return CUDA_ERROR_INVALID_HANDLE;
+  Kernel &kernel = *reinterpret_cast<Kernel *>(function);
+  // The only attribute attn's launchers set.
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ||
+      value < 0 || kernel.staticShared + size_t(value) > kSharedPerBlockOptIn)
+    return CUDA_ERROR_INVALID_VALUE;
+  kernel.maxDynamicShared = static_cast<uint32_t>(value);
+  return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
                                 unsigned gridY, unsigned gridZ, unsigned blockX,
                                 unsigned blockY, unsigned blockZ,
@@ -451,7 +468,8 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
   uint64_t threads = uint64_t(blockX) * blockY * blockZ;
   if (extra || !gridX || !gridY || !gridZ || !threads || threads > 1024 ||
       (kernel.maxThreads && threads > kernel.maxThreads) ||
-      kernel.staticShared + sharedBytes > kSharedPerBlock ||
+      (kernel.staticShared + sharedBytes > kSharedPerBlock &&
+       sharedBytes > kernel.maxDynamicShared) ||
       (!params && !kernel.parameters.empty()))
     return CUDA_ERROR_INVALID_VALUE;
   std::vector<uint8_t> buffer(kernel.parameterBytes);

@@ -437,16 +437,23 @@ void Parser::declareRegisters(std::string_view declaration) {
 }
 
 uint32_t Parser::declareShared(std::string_view declaration, uint32_t &top) {
-  // .shared .align 16 .b8 NAME[8704];
+  // .shared .align 16 .b8 NAME[8704];  or one byte, .shared .b8 NAME; (what
+  // LLVM prints for MLIR's gpu.dynamic_shared_memory: ptxas gives it a
+  // byte, and the kernel addresses the dynamic shared memory from it).
   uint32_t align = 1;
   if (size_t at = declaration.find(".align"); at != std::string_view::npos)
     align = count(declaration.substr(at + 6), 256, "an alignment");
   size_t open = declaration.find('['), close = declaration.find(']');
-  if (open == std::string_view::npos || close == std::string_view::npos ||
+  bool scalar =
+      open == std::string_view::npos && close == std::string_view::npos;
+  if ((!scalar &&
+       (open == std::string_view::npos || close == std::string_view::npos)) ||
       declaration.find(".b8") == std::string_view::npos)
     fail("unsupported shared declaration '" + std::string(declaration) + "'");
-  uint64_t bytes = count(declaration.substr(open + 1, close - open - 1),
-                         kMaxSharedBytes, "a shared variable's size");
+  uint64_t bytes = scalar
+                       ? 1
+                       : count(declaration.substr(open + 1, close - open - 1),
+                               kMaxSharedBytes, "a shared variable's size");
   align = align ? align : 1;
   uint64_t offset = (uint64_t(top) + align - 1) / align * align;
   if (offset + bytes > kMaxSharedBytes)

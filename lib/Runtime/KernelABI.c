@@ -157,7 +157,7 @@ ATTN_RT_API const char *attn_rt_status_string(int32_t status) {
     return "no CUDA driver or device (cuInit or the device's context failed)";
   case ATTN_ERR_MODULE:
     return "the kernel's cubin did not load (wrong GPU architecture or an "
-           "old driver)";
+           "old driver), or the GPU refuses its dynamic shared memory";
   case ATTN_ERR_LAUNCH:
     return "the CUDA launch failed, or the problem exceeds the grid";
   case ATTN_ERR_TOO_LARGE:

@@ -115,6 +115,12 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
     if (!matchPattern(launch.getBlockSizeX(), m_ConstantInt(&threads)))
       return failure();
     plan.threads = threads.getSExtValue();
+    if (Value bytes = launch.getDynamicSharedMemorySize()) {
+      APInt shared;
+      if (!matchPattern(bytes, m_ConstantInt(&shared)))
+        return failure();
+      plan.dynamicSharedBytes = shared.getSExtValue();
+    }
     for (Value operand : launch.getKernelOperands()) {
       if (!isa<MemRefType>(operand.getType()))
         continue;
@@ -331,8 +337,10 @@ GPUKernelBinary::resourcesOf(StringRef function) const {
   return it == resources.end() ? nullptr : &*it;
 }
 
-std::optional<GPUOccupancy> mlir::attn::theoreticalOccupancy(
-    StringRef chip, const GPUFunctionResources &function, int64_t threads) {
+std::optional<GPUOccupancy>
+mlir::attn::theoreticalOccupancy(StringRef chip,
+                                 const GPUFunctionResources &function,
+                                 int64_t threads, int64_t dynamicSharedBytes) {
   struct SMLimits {
     int64_t threads, blocks, sharedBytes;
   };
@@ -349,7 +357,8 @@ std::optional<GPUOccupancy> mlir::attn::theoreticalOccupancy(
     return std::nullopt;
   int64_t warps = llvm::divideCeil(threads, 32);
   int64_t registersPerWarp = llvm::alignTo(function.registers * 32, 256);
-  int64_t sharedPerBlock = llvm::alignTo(function.sharedBytes, 128) + 1024;
+  int64_t sharedPerBlock =
+      llvm::alignTo(function.sharedBytes + dynamicSharedBytes, 128) + 1024;
   GPUOccupancy occupancy{sm->blocks, "blocks"};
   for (auto [blocks, limit] :
        {std::pair{65536 / registersPerWarp / warps, "registers"},

@@ -86,7 +86,7 @@ static std::string emitLaunch(StringRef name, const GPULaunch &launch,
     /* {1} */
     void *data[] = {{{2}};
     int64_t numel_of[] = {{{3}}, scalars[] = {{{4}};
-    status = {0}_launch(functions[{5}], {6}, {7}, data, numel_of, {8},
+    status = {0}_launch(functions[{5}], {6}, {7}, {10}, data, numel_of, {8},
                         scalars, {9}, stream);
     if (status != ATTN_OK)
       goto done;
@@ -94,7 +94,7 @@ static std::string emitLaunch(StringRef name, const GPULaunch &launch,
 )",
                        name, launch.function, data, numel, scalars, index, grid,
                        launch.threads, launch.buffers.size(),
-                       launch.isAttention() ? 5 : 3);
+                       launch.isAttention() ? 5 : 3, launch.dynamicSharedBytes);
 }
 
 std::string mlir::attn::emitCUDALauncher(const KernelSignature &signature,
@@ -128,21 +128,27 @@ std::string mlir::attn::emitCUDALauncher(const KernelSignature &signature,
         llvm::formatv("{0}{1}", s ? ", " : "", signature.staticSizes[s]);
   size_t n = signature.operands.size();
 
-  // The functions the launches call, each once, and the launches.
+  // The functions the launches call, each once (with the dynamic shared
+  // memory they take), and the launches.
   std::vector<std::string> functions;
+  std::vector<int64_t> dynamicShared;
   std::string launches;
   size_t maxBuffers = 0;
   for (const GPULaunch &launch : binary.launches) {
     auto it = llvm::find(functions, launch.function);
     size_t index = it - functions.begin();
-    if (it == functions.end())
+    if (it == functions.end()) {
       functions.push_back(launch.function);
+      dynamicShared.push_back(launch.dynamicSharedBytes);
+    }
     launches += emitLaunch(name, launch, index);
     maxBuffers = std::max(maxBuffers, launch.buffers.size());
   }
-  std::string functionNames;
-  for (const std::string &function : functions)
+  std::string functionNames, sharedBytes;
+  for (auto [function, bytes] : llvm::zip_equal(functions, dynamicShared)) {
     functionNames += llvm::formatv("\"{0}\", ", function);
+    sharedBytes += llvm::formatv("{0}, ", bytes);
+  }
 
   // An attention whose K and V are operands checks their alignment: the
   // widest any of its kernels (the tensor cores' and the exact one behind
@@ -199,9 +205,11 @@ static const attn_operand_desc {0}_descs[{4}] = {{
 {5}};
 static const int64_t {0}_static_sizes[ATTN_NUM_SYMBOLS] = {{{6}};
 
-/* The functions the launches call. */
+/* The functions the launches call, and the dynamic shared memory each
+ * takes (beyond 48 KiB by opting in with cuFuncSetAttribute). */
 #define {0}_NUM_FUNCTIONS {7}
 static const char *const {0}_function_names[{0}_NUM_FUNCTIONS] = {{{8}};
+static const int {0}_dynamic_shared[{0}_NUM_FUNCTIONS] = {{{18}};
 
 /* The functions, per CUDA context the module was loaded in. */
 #define {0}_MAX_CONTEXTS 16
@@ -239,7 +247,11 @@ static int {0}_functions(int device_id, CUfunction *functions) {{
       status = ATTN_ERR_MODULE;
     for (f = 0; status == ATTN_OK && f < {0}_NUM_FUNCTIONS; ++f)
       if (cuModuleGetFunction(&{0}_loaded[i].functions[f], module,
-                              {0}_function_names[f]) != CUDA_SUCCESS) {{
+                              {0}_function_names[f]) != CUDA_SUCCESS ||
+          ({0}_dynamic_shared[f] > 48 * 1024 &&
+           cuFuncSetAttribute({0}_loaded[i].functions[f],
+                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              {0}_dynamic_shared[f]) != CUDA_SUCCESS)) {{
         cuModuleUnload(module);
         status = ATTN_ERR_MODULE;
       }
@@ -269,8 +281,8 @@ static __attribute__((unused)) int64_t {0}_rows(const void *tensor) {{
  * buffer as a 1-D memref (allocated, aligned, offset, size, stride), then
  * the scalars. */
 static int {0}_launch(CUfunction function, int64_t grid_x, int64_t grid_y,
-                      int64_t grid_z, unsigned threads, void *const *data,
-                      const int64_t *numel, int buffers,
+                      int64_t grid_z, unsigned threads, unsigned shared_bytes,
+                      void *const *data, const int64_t *numel, int buffers,
                       const int64_t *scalars, int count, CUstream stream) {{
   static const int64_t zero = 0, one = 1;
   void *params[5 * {9} + 5];
@@ -289,8 +301,8 @@ static int {0}_launch(CUfunction function, int64_t grid_x, int64_t grid_y,
   for (i = 0; i < count; ++i)
     params[5 * buffers + i] = (void *)&scalars[i];
   if (cuLaunchKernel(function, (unsigned)grid_x, (unsigned)grid_y,
-                     (unsigned)grid_z, threads, 1, 1, 0, stream, params,
-                     0) != CUDA_SUCCESS)
+                     (unsigned)grid_z, threads, 1, 1, shared_bytes, stream,
+                     params, 0) != CUDA_SUCCESS)
     return ATTN_ERR_LAUNCH;
   return ATTN_OK;
 }
@@ -348,5 +360,6 @@ const char *{0}_error_string(int code) {{
       n, descs, staticSizes, functions.size(), functionNames, maxBuffers,
       params, tensors, numScratch, alignment, scratchSizes, launches,
       image == GPUImage::PTX ? "PTX" : "cubin",
-      image == GPUImage::PTX ? " (the driver compiles it for its GPU)" : "");
+      image == GPUImage::PTX ? " (the driver compiles it for its GPU)" : "",
+      sharedBytes);
 }

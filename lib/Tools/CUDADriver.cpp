@@ -24,6 +24,9 @@ using CUmodule = void *;
 using CUfunction = void *;
 constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
 constexpr CUresult kNoBinaryForGPU = 209;
+constexpr int kMaxDynamicSharedSizeBytes = 8;
+/// Dynamic shared memory a launch takes without opting in.
+constexpr unsigned kDefaultSharedBytes = 48 * 1024;
 
 struct CUDADevice::Api {
   CUresult (*cuInit)(unsigned);
@@ -45,6 +48,7 @@ struct CUDADevice::Api {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, void *, void **,
                              void **);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
   CUresult (*cuGetErrorString)(CUresult, const char **);
 
   CUdevice device = 0;
@@ -102,6 +106,7 @@ llvm::Expected<std::unique_ptr<CUDADevice>> CUDADevice::open() {
   resolve(api.cuModuleUnload, "cuModuleUnload");
   resolve(api.cuModuleGetFunction, "cuModuleGetFunction");
   resolve(api.cuLaunchKernel, "cuLaunchKernel");
+  resolve(api.cuFuncSetAttribute, "cuFuncSetAttribute");
   resolve(api.cuGetErrorString, "cuGetErrorString");
   if (!missing.empty())
     return llvm::createStringError("libcuda.so.1 lacks " + missing);
@@ -200,12 +205,19 @@ llvm::Error CUDADevice::load(llvm::StringRef cubin, llvm::StringRef ptx,
 }
 
 llvm::Error CUDADevice::launch(size_t kernel, const unsigned grid[3],
-                               unsigned threads,
+                               unsigned threads, unsigned sharedBytes,
                                llvm::ArrayRef<void *> params) {
+  CUfunction function = api->functions[kernel];
+  if (sharedBytes > kDefaultSharedBytes)
+    if (llvm::Error error = api->check(
+            api->cuFuncSetAttribute(function, kMaxDynamicSharedSizeBytes,
+                                    static_cast<int>(sharedBytes)),
+            "cuFuncSetAttribute"))
+      return error;
   std::vector<void *> args(params.begin(), params.end());
-  return api->check(api->cuLaunchKernel(api->functions[kernel], grid[0],
-                                        grid[1], grid[2], threads, 1, 1, 0,
-                                        nullptr, args.data(), nullptr),
+  return api->check(api->cuLaunchKernel(function, grid[0], grid[1], grid[2],
+                                        threads, 1, 1, sharedBytes, nullptr,
+                                        args.data(), nullptr),
                     "cuLaunchKernel");
 }
 

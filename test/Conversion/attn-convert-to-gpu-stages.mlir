@@ -2,18 +2,29 @@
 // RUN: attn-opt %s --attn-convert-to-gpu="mma=true" --canonicalize --cse | FileCheck %s --check-prefix=ONE
 // RUN: not attn-opt %s --attn-convert-to-gpu="mma=true kv-stages=3" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// Double-buffered K and V on tensor cores: at D = 128 two 32-key tiles of K
-// and two of V (rows padded to 136) fill the 48 KiB, so the key tile is 32
-// and each tile is [2, 32, 136], buffer by buffer. The tile loop carries the
-// buffer its next tile lands in (0 first). A tile waits for its copies,
-// then one barrier (every warp is done with the tile before, whose buffers
-// the next tile's K and V now fill), and both copies are in flight while
-// the whole tile runs from the other buffers: no other barrier.
-// CHECK-LABEL: gpu.func @causal
-// CHECK-SAME: workgroup(%[[K:.+]] : memref<2x32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[V:.+]] : memref<2x32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// Double-buffered K and V on tensor cores: at D = 128 two 64-key tiles of K
+// and two of V (rows padded to 136), [2, 64, 136] each, 68 KiB in all: more
+// than a block declares statically, so they are views of dynamic shared
+// memory (V after K) and the launch asks for its 69,632 bytes (a launcher
+// opts in beyond 48 KiB). The tile loop carries the buffer its next tile
+// lands in (0 first). A tile waits for its copies, then one barrier (every
+// warp is done with the tile before, whose buffers the next tile's K and V
+// now fill), and both copies are in flight while the whole tile runs from
+// the other buffers: no other barrier.
+// CHECK-LABEL: func.func @causal
+// CHECK: gpu.launch_func @causal_kernels::@causal {{.*}} dynamic_shared_memory_size %c69632_i32
+// CHECK: gpu.launch_func @causal_kernels::@causal_exact
+// CHECK-NOT: dynamic_shared_memory_size
+// CHECK-SAME: args(
+// CHECK-LABEL: gpu.func @causal(
+// CHECK-NOT: workgroup(
+// CHECK-SAME: kernel attributes
+// CHECK: %[[SHARED:.+]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[K:.+]] = memref.view %[[SHARED]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x64x136xf16, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[V:.+]] = memref.view %[[SHARED]][%c34816][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<2x64x136xf16, #gpu.address_space<workgroup>>
 // CHECK: nvgpu.device_async_copy %{{.+}}, %[[K]][%[[C0:.+]], %{{.+}}, %{{.+}}]
 // CHECK: nvgpu.device_async_copy %{{.+}}, %[[V]][%[[C0]], %{{.+}}, %{{.+}}]
-// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c32 iter_args({{.*}}, %[[SLOT:.+]] = %[[C0]]) -> ({{.*}}, index)
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c64 iter_args({{.*}}, %[[SLOT:.+]] = %[[C0]]) -> ({{.*}}, index)
 // CHECK: %[[OTHER:.+]] = arith.subi %c1, %[[SLOT]] : index
 // CHECK-NEXT: nvvm.cp.async.wait.group 0
 // CHECK-NEXT: gpu.barrier

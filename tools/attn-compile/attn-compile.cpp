@@ -188,11 +188,12 @@ static int compileForGPU(const KernelSource &source,
         llvm::json::Object{{"function", used.name},
                            {"registers", used.registers},
                            {"shared_bytes", used.sharedBytes},
+                           {"dynamic_shared_bytes", launch.dynamicSharedBytes},
                            {"stack_frame_bytes", used.stackFrameBytes},
                            {"spill_store_bytes", used.spillStoreBytes},
                            {"spill_load_bytes", used.spillLoadBytes}});
-    if (std::optional<GPUOccupancy> occupancy =
-            theoreticalOccupancy(chip, used, launch.threads)) {
+    if (std::optional<GPUOccupancy> occupancy = theoreticalOccupancy(
+            chip, used, launch.threads, launch.dynamicSharedBytes)) {
       llvm::json::Object &entry = *resources.back().getAsObject();
       entry["blocks_per_sm"] = occupancy->blocksPerSM;
       entry["occupancy_limit"] = occupancy->limit;

@@ -530,9 +530,10 @@ static llvm::Error launchGPURun(CUDADevice &device,
     const std::array<unsigned, 3> &grid = run.grids[index];
     if (!grid[0] || !grid[1] || !grid[2])
       continue;
-    if (llvm::Error error = device.launch(index, grid.data(),
-                                          static_cast<unsigned>(launch.threads),
-                                          run.params[index]))
+    if (llvm::Error error = device.launch(
+            index, grid.data(), static_cast<unsigned>(launch.threads),
+            static_cast<unsigned>(launch.dynamicSharedBytes),
+            run.params[index]))
       return error;
   }
   return device.synchronize();

@@ -162,6 +162,10 @@ struct Kernel {
   /// Static shared memory (the variables the kernel declares and the
   /// module's), and where dynamic shared memory starts.
   uint32_t staticShared = 0;
+  /// The dynamic shared memory a launch may ask for beyond the default
+  /// (48 KiB less the static), as cuFuncSetAttribute's
+  /// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES allows it; 0: none.
+  uint32_t maxDynamicShared = 0;
   /// .maxntid / .reqntid, 0 when absent.
   uint32_t maxThreads = 0;
   uint32_t registers = 0;

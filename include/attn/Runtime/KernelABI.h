@@ -33,7 +33,8 @@ enum attn_status {
                                   copies them) */
   /* GPU launchers only. */
   ATTN_ERR_NO_DEVICE = 10,     /* no CUDA driver or device */
-  ATTN_ERR_MODULE = 11,        /* the kernel's cubin did not load */
+  ATTN_ERR_MODULE = 11,        /* the kernel's cubin did not load, or its
+                                  dynamic shared memory is refused */
   ATTN_ERR_LAUNCH = 12,        /* the launch failed or exceeds the grid */
   ATTN_ERR_OUT_OF_MEMORY = 13, /* no device memory for the scratch buffers */
   /* Any kernel. */

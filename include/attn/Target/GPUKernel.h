@@ -60,6 +60,9 @@ struct GPULaunch {
   std::string function;
   std::vector<GPUBuffer> buffers;
   int64_t threads = 0;
+  /// Dynamic shared memory of each block (beyond 48 KiB, the launcher opts
+  /// in by cuFuncSetAttribute).
+  int64_t dynamicSharedBytes = 0;
   int64_t blockRows = 0;
   /// Blocks that share each query block's keys (split-K).
   int64_t kvSplits = 1;
@@ -91,10 +94,11 @@ struct GPUOccupancy {
 /// on `chip`, by the CUDA occupancy calculator's model (registers allocated
 /// per warp in units of 256, shared memory in units of 128 bytes plus 1 KiB
 /// reserved per block); none for a chip whose limits attn does not know
-/// (it knows sm_80, sm_86, sm_89 and sm_90).
+/// (it knows sm_80, sm_86, sm_89 and sm_90). `dynamicSharedBytes` adds to
+/// the function's static shared memory.
 std::optional<GPUOccupancy>
 theoreticalOccupancy(StringRef chip, const GPUFunctionResources &function,
-                     int64_t threads);
+                     int64_t threads, int64_t dynamicSharedBytes = 0);
 
 /// A compiled kernel: its launches in order, with the scratch buffers they
 /// share. A plain attention is one launch of the gpu.func named after the

@@ -43,9 +43,10 @@ public:
   llvm::Error load(llvm::StringRef cubin, llvm::StringRef ptx,
                    llvm::ArrayRef<std::string> kernels);
   /// Queues loaded function `kernel` with `params` (pointers to each
-  /// argument).
+  /// argument) and `sharedBytes` of dynamic shared memory (opting in
+  /// beyond 48 KiB).
   llvm::Error launch(size_t kernel, const unsigned grid[3], unsigned threads,
-                     llvm::ArrayRef<void *> params);
+                     unsigned sharedBytes, llvm::ArrayRef<void *> params);
   /// Waits for every queued launch.
   llvm::Error synchronize();
 

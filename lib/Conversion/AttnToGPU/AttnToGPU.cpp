@@ -215,10 +215,14 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     shape.mma = true;
     shape.unguardedWholeTiles = !lean;
     shape.kvStages = options.kvStages;
+    // Double-buffered tiles may take dynamic shared memory beyond the 48
+    // KiB a block declares statically.
     int64_t rowBytes = (d + shape.rowPadding(d) + dv + shape.rowPadding(dv)) *
                        2 * shape.kvStages;
-    shape.kvTile = std::min<int64_t>(shape.kvTile,
-                                     kStaticSharedBytes / rowBytes / 16 * 16);
+    int64_t sharedBytes =
+        shape.kvStages > 1 ? kDynamicSharedBytes : kStaticSharedBytes;
+    shape.kvTile =
+        std::min<int64_t>(shape.kvTile, sharedBytes / rowBytes / 16 * 16);
     packHeads(op, options, shape);
     return shape;
   }
@@ -333,28 +337,36 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
     // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
     Type tileElement =
         of.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
-    // Double-buffered tiles: [2, kvTile, dim] (see tileIndices).
-    auto tileType = [&](int64_t dim) -> Type {
-      SmallVector<int64_t> shape = {of.kvTile, dim + of.rowPadding(dim)};
-      if (of.kvStages > 1)
-        shape.insert(shape.begin(), of.kvStages);
-      return MemRefType::get(shape, tileElement, MemRefLayoutAttrInterface(),
-                             sharedSpace);
-    };
-    gpu::GPUFuncOp kernel = createKernel(
-        func, name, module, {tileType(of.headDim), tileType(of.valueDim)},
-        of.threads(),
-        of.kvSplits > 1 ? splitKernelBuffers(op, /*combine=*/false)
-                        : SmallVector<Type>());
+    SmallVector<Type> tiles;
+    int64_t tileBytes = 0;
+    for (int64_t dim : {of.headDim, of.valueDim}) {
+      auto type = MemRefType::get(of.tileShape(dim), tileElement,
+                                  MemRefLayoutAttrInterface(), sharedSpace);
+      tiles.push_back(type);
+      tileBytes +=
+          type.getNumElements() * tileElement.getIntOrFloatBitWidth() / 8;
+    }
+    // Tiles beyond static shared memory go in dynamic shared memory (see
+    // unpackArgs).
+    int64_t dynamicShared = 0;
+    if (tileBytes > kStaticSharedBytes) {
+      tiles.clear();
+      dynamicShared = tileBytes;
+    }
+    gpu::GPUFuncOp kernel =
+        createKernel(func, name, module, tiles, of.threads(),
+                     of.kvSplits > 1 ? splitKernelBuffers(op, /*combine=*/false)
+                                     : SmallVector<Type>());
     // cp.async, ldmatrix and the FMA kernel's vector stores move up to 16
-    // bytes at a time.
-    for (unsigned tile = 0; tile < 2; ++tile)
+    // bytes at a time (dynamic shared memory is aligned to 16 too).
+    for (unsigned tile = 0; tile < tiles.size(); ++tile)
       kernel.setWorkgroupAttributionAttr(
           tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
     KernelBuilder(b, loc, op, of).build(kernel);
     Type kvElement = getElementTypeOrSelf(op.getKey().getType());
     return {kernel, of.threads(),
-            of.kvAlignment(kvElement.getIntOrFloatBitWidth() / 8)};
+            of.kvAlignment(kvElement.getIntOrFloatBitWidth() / 8),
+            dynamicShared};
   };
   SmallVector<KernelLaunch> launches = {
       buildKernel(shape, func.getSymName(), gpu::GPUModuleOp())};

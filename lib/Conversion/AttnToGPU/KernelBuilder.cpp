@@ -220,8 +220,31 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
     queryBlocks = arith::CeilDivUIOp::create(b, loc, args.sq, index(sizes[0]));
     keyBlocks = arith::CeilDivUIOp::create(b, loc, args.sk, index(sizes[1]));
   }
-  args.keyTile = kernel.getWorkgroupAttributions()[0];
-  args.valueTile = kernel.getWorkgroupAttributions()[1];
+  if (kernel.getNumWorkgroupAttributions()) {
+    args.keyTile = kernel.getWorkgroupAttributions()[0];
+    args.valueTile = kernel.getWorkgroupAttributions()[1];
+    return args;
+  }
+  // Tiles beyond static shared memory: views of the dynamic one, V after K.
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  Value bytes = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  Type element =
+      shape.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
+  int64_t offset = 0;
+  auto view = [&](int64_t dim) -> Value {
+    auto type = MemRefType::get(shape.tileShape(dim), element,
+                                MemRefLayoutAttrInterface(), workgroup);
+    Value tile = memref::ViewOp::create(b, loc, type, bytes, index(offset),
+                                        ValueRange());
+    offset += type.getNumElements() * element.getIntOrFloatBitWidth() / 8;
+    return tile;
+  };
+  args.keyTile = view(shape.headDim);
+  args.valueTile = view(shape.valueDim);
   return args;
 }
 

@@ -60,6 +60,14 @@ struct KernelShape {
   int64_t packedHeads = 1;
   /// Query rows of each head a block computes.
   int64_t queryRows() const { return blockRows / packedHeads; }
+  /// The shape of a K (`dim` D) or V (Dv) tile in shared memory: [kvTile,
+  /// dim + rowPadding], double-buffered [2, kvTile, dim + rowPadding].
+  SmallVector<int64_t> tileShape(int64_t dim) const {
+    SmallVector<int64_t> tile = {kvTile, dim + rowPadding(dim)};
+    if (kvStages > 1)
+      tile.insert(tile.begin(), kvStages);
+    return tile;
+  }
   int64_t threads() const {
     return mma ? blockRows / 16 * 32 : blockRows * threadsPerRow;
   }

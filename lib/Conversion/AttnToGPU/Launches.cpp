@@ -87,11 +87,15 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
       gridY = arith::DivUIOp::create(b, loc, heads, m.constant(packed));
     SmallVector<Value> operands(kernelBuffers);
     operands.append(scalars);
+    Value dynamicShared;
+    if (kernel.dynamicShared)
+      dynamicShared = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                                   kernel.dynamicShared);
     auto launchOp = gpu::LaunchFuncOp::create(
         b, loc, kernel.kernel, gpu::KernelDim3{gridX, gridY, batchCount},
         gpu::KernelDim3{m.constant(kernel.threads), m.constant(1),
                         m.constant(1)},
-        /*dynamicSharedMemorySize=*/Value(), operands);
+        dynamicShared, operands);
     launchOp->setAttr("attn.block_rows", b.getI64IntegerAttr(rows));
     if (splits > 1)
       launchOp->setAttr("attn.kv_splits", b.getI64IntegerAttr(splits));

@@ -24,12 +24,18 @@ namespace mlir::attn::gpu_codegen {
 
 /// Shared memory a block may declare statically.
 constexpr int64_t kStaticSharedBytes = 48 * 1024;
+/// Shared memory a block may take dynamically, opted in (the launcher's
+/// cuFuncSetAttribute) on every chip from sm_80: sm_86 and sm_89 allow
+/// 99 KiB, sm_80 163 and sm_90 227.
+constexpr int64_t kDynamicSharedBytes = 99 * 1024;
 
 /// A kernel a host function launches, in blocks of `threads`, checking K
-/// and V are aligned to `kvAlignment` bytes.
+/// and V are aligned to `kvAlignment` bytes, with `dynamicShared` bytes of
+/// dynamic shared memory.
 struct KernelLaunch {
   gpu::GPUFuncOp kernel;
   int64_t threads, kvAlignment;
+  int64_t dynamicShared = 0;
 };
 
 /// The operands of `attention` a kernel takes, in its order: q, k, v,

@@ -30,6 +30,7 @@
 // RUN: %t/emulator nobase 2>&1 | FileCheck %s --check-prefix=NOBASE
 // RUN: %t/emulator baddirective 2>&1 | FileCheck %s --check-prefix=BADDIRECTIVE
 // RUN: %t/emulator cubin 2>&1 | FileCheck %s --check-prefix=CUBIN
+// RUN: %t/emulator dynamic | FileCheck %s --check-prefix=DYNAMIC
 // upstream-mma.mlir runs `emulator upstream FILE.ptx` on kernels upstream
 // MLIR lowered.
 
@@ -64,6 +65,10 @@
 // BADDIRECTIVE: cannot load the PTX: line {{[0-9]+}}: '12x' after an .entry's parameters is not a directive's number
 // BADDIRECTIVE: baddirective: load 218, a PTX JIT compilation failed
 // CUBIN: cubin: load 209, no kernel image is available for execution on the device (the CUDA emulator runs PTX, not cubins: attn-compile --embed=ptx)
+// Dynamic shared memory beyond 48 KiB needs the function's opt-in
+// (cuFuncSetAttribute), up to an H100's 227 KiB; any other attribute is
+// refused (1: invalid value).
+// DYNAMIC: dynamic: 64 KiB 1, opt in 0, 64 KiB 0, 65 KiB 1, opt in 228 KiB 1, other attribute 1
 
 #include <cuda.h>
 #include <math.h>
@@ -366,6 +371,26 @@ int main(int argc, char **argv) {
     cuGetErrorString(r, &text);
     printf("%s: load %d, %s\n", name, (int)r, text);
     return r == CUDA_SUCCESS;
+  }
+  if (!strcmp(name, "dynamic")) {
+    void *params[] = {&p};
+    if (!check(cuModuleLoadData(&module, kBranchesPTX), "load") ||
+        !check(cuModuleGetFunction(&f, module, "branches"), "function"))
+      return 1;
+    CUresult before = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 65536, 0, params, 0);
+    CUresult opt = cuFuncSetAttribute(
+        f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 65536);
+    CUresult after = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 65536, 0, params, 0);
+    CUresult beyond = cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 66560, 0, params, 0);
+    CUresult most = cuFuncSetAttribute(
+        f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 228 * 1024);
+    CUresult other = cuFuncSetAttribute(
+        f, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, 100);
+    printf("dynamic: 64 KiB %d, opt in %d, 64 KiB %d, 65 KiB %d, opt in 228 "
+           "KiB %d, other attribute %d\n",
+           (int)before, (int)opt, (int)after, (int)beyond, (int)most,
+           (int)other);
+    return after != CUDA_SUCCESS;
   }
   if (!strcmp(name, "branches")) {
     void *params[] = {&p};
