@@ -174,7 +174,8 @@ static void packHeads(AttentionOp op, const ConvertAttnToGPUOptions &options,
 /// fitsTensorCores), a warp per 16 rows; else T lanes per row, the fewest (a
 /// power of two up to a warp) that divide D and Dv into slices of at most
 /// 32 registers each (else the most that divide both). Either shrinks the
-/// key tile until the K and V tiles fit in static shared memory and packs
+/// key tile until the K and V tiles fit in static shared memory (the
+/// tensor cores' double-buffered ones: in kDynamicSharedBytes) and packs
 /// GQA heads where packHeads can. Fails with a diagnostic when a block
 /// would exceed 1024 threads or one key row does not fit.
 static FailureOr<KernelShape>
