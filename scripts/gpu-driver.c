@@ -1086,8 +1086,7 @@ int main(int argc, char **argv) {
   /* Kind=mha: times the largest expected output where it passes 1 (these
    * inputs give |out| < ~2): the error of out (its own rounding, and the
    * heads' output's, which W_o of unit gain passes on) grows with its size.
-   * 1 % of it for f16, as attn-run's f16 check allows 0.1 on its outputs of
-   * ~10 (test/Integration/CPU/multi-head.test, unscaled weights). */
+   * attn-run's check scales its tolerance alike. */
   if (s.mha && largest > 1)
     tolerance *= largest;
   rc = !misses.saw_nan && misses.max_err <= tolerance ? 0 : 1;

@@ -183,9 +183,16 @@ void mlir::attn::referenceMultiHeadAttention(const ReferenceProblem &p,
       project(m.xk, m.wk, p.batch * p.kvLen, m.embed, p.kvHeads * p.headDim);
   std::vector<float> v =
       project(m.xv, m.wv, p.batch * p.kvLen, m.embed, p.kvHeads * p.valueDim);
+  if (m.round)
+    for (std::vector<float> *projected : {&q, &k, &v})
+      for (float &x : *projected)
+        x = m.round(x);
   int64_t rows = p.batch * p.qLen, merged = p.qHeads * p.valueDim;
   std::vector<double> attention(rows * merged);
   referenceAttention(heads, q.data(), k.data(), v.data(), attention.data());
+  if (m.round)
+    for (double &x : attention)
+      x = m.round(static_cast<float>(x));
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < m.outEmbed; ++c) {
       double sum = 0;

@@ -125,6 +125,10 @@ void referenceAttention(const ReferenceProblem &p, const float *q,
 struct MultiHeadProjections {
   const float *xq, *xk, *xv, *wq, *wk, *wv, *wo;
   int64_t embed, outEmbed;
+  /// Rounds each projected q, k and v value and each head's output to the
+  /// kernel's storage type (f16 or bf16), as the kernels store them; null
+  /// for f32.
+  float (*round)(float) = nullptr;
 };
 
 /// out [B, Sq, outEmbed] = concat_h(attention_h(x_q W_q, x_k W_k, x_v W_v))
