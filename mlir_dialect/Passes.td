@@ -460,6 +460,16 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     Sq g <= 16, else as few whole warps as hold them (up to 4). Not under
     spans, a block mask or a mask_mod (the keys a block sees would depend on
     the head).
+
+    Two row blocks a warp (`mma-warp-rows = 32`, FlashAttention-2's 128 x
+    64 blocks of 4 warps): each warp computes 32 query rows, so each K and V
+    fragment it reads from shared memory by ldmatrix feeds two MMAs, not
+    one. Blocks take 128 rows unless `mma-block-rows` says otherwise (a
+    multiple of 32); a query that would take blocks under 64 rows (decoding)
+    keeps 16 rows a warp. Where two row blocks of Q fragments would take more
+    than 32 registers (D > 64), Q goes to shared memory once, in fragment
+    order (one 16-byte load a lane per fragment), and Q K^T runs over D
+    outermost so a fragment is read once a tile.
   }];
   let options = [
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",
@@ -489,10 +499,15 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "K/V tile buffers of the tensor-core kernel: 1 (a K and a V "
            "tile, FlashAttention-2's copy schedule) or 2 (double-buffered: "
            "the next tile's K and V copied while a tile runs; the key tile "
-           "shrinks to fit 48 KiB)">,
+           "shrinks to fit 99 KiB of dynamic shared memory)">,
     Option<"packGqa", "pack-gqa", "bool", /*default=*/"true",
            "Pack the query heads sharing a KV head into one block where a "
            "static query of all of them fits it (GQA decoding)">,
+    Option<"mmaWarpRows", "mma-warp-rows", "int64_t", /*default=*/"16",
+           "Query rows per warp of the tensor-core kernel: 16 or 32 (two "
+           "row blocks sharing each K and V fragment, as FlashAttention-2; "
+           "blocks of 128 rows by default, Q in shared memory for D > 64; "
+           "decoding keeps 16)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

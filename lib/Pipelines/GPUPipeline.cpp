@@ -39,6 +39,7 @@ void mlir::attn::buildGPUPipeline(OpPassManager &pm,
   convert.kvSplits = options.kvSplits;
   convert.packGqa = options.packGqa;
   convert.kvStages = options.kvStages;
+  convert.mmaWarpRows = options.mmaWarpRows;
   pm.addPass(createConvertAttnToGPU(convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

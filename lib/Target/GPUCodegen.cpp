@@ -184,6 +184,7 @@ static FailureOr<LoweredKernel> lowerToPTX(func::FuncOp func, StringRef name,
   pipeline.kvSplits = options.kvSplits;
   pipeline.packGqa = options.packGqa;
   pipeline.kvStages = options.kvStages;
+  pipeline.mmaWarpRows = options.mmaWarpRows;
   buildGPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return failure();

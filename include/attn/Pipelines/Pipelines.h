@@ -119,6 +119,12 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                      "(FlashAttention-2's copy schedule) or 2 "
                      "(double-buffered)"),
       llvm::cl::init(1)};
+  PassOptions::Option<int64_t> mmaWarpRows{
+      *this, "mma-warp-rows",
+      llvm::cl::desc("Query rows per warp of the tensor-core kernel: 16 or 32 "
+                     "(two row blocks sharing each K and V fragment, in "
+                     "blocks of 128 rows)"),
+      llvm::cl::init(16)};
   PassOptions::Option<bool> packGqa{
       *this, "pack-gqa",
       llvm::cl::desc("Pack the query heads sharing a KV head into one block "

@@ -32,6 +32,7 @@ struct GPUTargetOptions {
   int64_t kvSplits = 0;       // split-K blocks per query block (0: decided)
   bool packGqa = true;        // a KV head's query heads in one block (decoding)
   int64_t kvStages = 1;       // tensor cores' K/V buffers (2: double-buffered)
+  int64_t mmaWarpRows = 16;   // and their rows per warp (32: two row blocks)
 };
 
 /// A buffer one launch passes: operand `index` of the kernel function, or

@@ -83,6 +83,13 @@ struct CPUKernelFlags {
                      "(double-buffered: the next tile's K and V copied while "
                      "a tile runs; the key tile shrinks to fit)"),
       llvm::cl::init(1), llvm::cl::cat(codegenOptionCategory())};
+  llvm::cl::opt<int64_t> mmaWarpRows{
+      "mma-warp-rows",
+      llvm::cl::desc("GPU: query rows per warp of the tensor-core kernel: 16 "
+                     "(the default) or 32 (two row blocks sharing each K and "
+                     "V fragment read, in blocks of 128 rows, as "
+                     "FlashAttention-2; decoding keeps 16)"),
+      llvm::cl::init(16), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<bool> packGqa{
       "pack-gqa",
       llvm::cl::desc("GPU: one block computes all the query heads sharing a "
@@ -102,6 +109,9 @@ struct CPUKernelFlags {
       return "--kv-splits must be in [0, 32], got " + std::to_string(kvSplits);
     if (kvStages != 1 && kvStages != 2)
       return "--kv-stages must be 1 or 2, got " + std::to_string(kvStages);
+    if (mmaWarpRows != 16 && mmaWarpRows != 32)
+      return "--mma-warp-rows must be 16 or 32, got " +
+             std::to_string(mmaWarpRows);
     return "";
   }
 
@@ -120,6 +130,7 @@ struct CPUKernelFlags {
     options.kvSplits = kvSplits;
     options.packGqa = packGqa;
     options.kvStages = kvStages;
+    options.mmaWarpRows = mmaWarpRows;
     return options;
   }
 

@@ -13,8 +13,9 @@
 //   D/T (at most 32) of its query and Dv/T of its accumulator in registers;
 //   K and V tiles go through shared memory as f32; the online softmax runs per
 //   key in registers with exp2 (log2(e) folded in).
-// - Tensor cores (f16/bf16, `mma`): 4 warps of 16 rows on mma.sync m16n8k16,
-//   the online softmax on the score fragments. K and V tiles arrive by
+// - Tensor cores (f16/bf16, `mma`): 4 warps of 16 rows (or 32, two row
+//   blocks sharing each K and V fragment) on mma.sync m16n8k16, the online
+//   softmax on the score fragments. K and V tiles arrive by
 //   cp.async into rows padded to an odd number of 16-byte chunks (so ldmatrix
 //   is free of bank conflicts) and the loads overlap the math as in
 //   FlashAttention-2: V of a tile is copied while Q K^T runs, K of the next
@@ -197,7 +198,7 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     // room for more of them per SM, each with its K/V copies in flight.
     auto q = cast<ShapedType>(op.getQuery().getType());
     int64_t sq = q.getDimSize(getSeqDimPos(op.getLayout()));
-    int64_t rows = options.mmaBlockRows;
+    int64_t rows = options.mmaBlockRows, warpRows = options.mmaWarpRows;
     if (!rows) {
       rows = !ShapedType::isDynamic(sq) && sq <= 16 ? 16 : 64;
       // Packed GQA heads count as rows: as few warps as hold them, up to 4.
@@ -205,23 +206,36 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
       int64_t packed = llvm::alignTo(sq * g, 16);
       if (g > 1 && sq * g > 16 && packed <= 64 && packed % g == 0)
         rows = packed;
+      // Warps of 32 rows take blocks of 4 of them; smaller blocks (decoding)
+      // would compute rows past Sq, so they keep warps of 16.
+      if (warpRows == 32) {
+        if (rows < 64)
+          warpRows = 16;
+        else
+          rows = 128;
+      }
     }
-    // Up to 8 warps: their registers (at most 255 each) fit in 64 Ki.
-    if (rows < 0 || rows > 128 || rows % 16)
-      return op.emitError() << "attn-convert-to-gpu: the tensor-core kernel "
-                               "takes a multiple of 16 query rows per block "
-                               "up to 128 (a warp per 16), got "
-                            << rows;
+    // Up to 8 warps of 16 rows, 4 of 32: their registers (at most 255 a
+    // thread) fit in 64 Ki.
+    if (rows < 0 || rows > 128 || rows % warpRows)
+      return op.emitError()
+             << "attn-convert-to-gpu: the tensor-core kernel "
+                "takes a multiple of "
+             << warpRows << " query rows per block up to 128 (a warp per "
+             << warpRows << "), got " << rows;
     KernelShape shape{rows, 4, 16 * steps, d, dv};
     shape.mma = true;
+    shape.warpRows = warpRows;
     shape.unguardedWholeTiles = !lean;
     shape.kvStages = options.kvStages;
-    // Double-buffered tiles may take dynamic shared memory beyond the 48
-    // KiB a block declares statically.
+    // Double-buffered tiles and Q in shared memory may take dynamic shared
+    // memory beyond the 48 KiB a block declares statically.
     int64_t rowBytes = (d + shape.rowPadding(d) + dv + shape.rowPadding(dv)) *
                        2 * shape.kvStages;
-    int64_t sharedBytes =
-        shape.kvStages > 1 ? kDynamicSharedBytes : kStaticSharedBytes;
+    bool dynamic = shape.kvStages > 1 || shape.queryInShared();
+    int64_t sharedBytes = dynamic ? kDynamicSharedBytes : kStaticSharedBytes;
+    if (shape.queryInShared())
+      sharedBytes -= rows * d * 2;
     shape.kvTile =
         std::min<int64_t>(shape.kvTile, sharedBytes / rowBytes / 16 * 16);
     packHeads(op, options, shape);
@@ -338,14 +352,18 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
     // The FMA kernel widens K and V tiles to f32; the tensor cores read f16.
     Type tileElement =
         of.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
+    SmallVector<std::pair<SmallVector<int64_t>, Type>> buffers = {
+        {of.tileShape(of.headDim), tileElement},
+        {of.tileShape(of.valueDim), tileElement}};
+    if (of.queryInShared())
+      buffers.push_back({of.queryTileShape(), b.getI32Type()});
     SmallVector<Type> tiles;
     int64_t tileBytes = 0;
-    for (int64_t dim : {of.headDim, of.valueDim}) {
-      auto type = MemRefType::get(of.tileShape(dim), tileElement,
+    for (auto &[bufferShape, element] : buffers) {
+      auto type = MemRefType::get(bufferShape, element,
                                   MemRefLayoutAttrInterface(), sharedSpace);
       tiles.push_back(type);
-      tileBytes +=
-          type.getNumElements() * tileElement.getIntOrFloatBitWidth() / 8;
+      tileBytes += type.getNumElements() * element.getIntOrFloatBitWidth() / 8;
     }
     // Tiles beyond static shared memory go in dynamic shared memory (see
     // unpackArgs).
@@ -432,6 +450,12 @@ struct ConvertAttnToGPUPass
           << "], got " << static_cast<int64_t>(kvSplits);
       return signalPassFailure();
     }
+    if (mmaWarpRows != 16 && mmaWarpRows != 32) {
+      getOperation()->emitError()
+          << "attn-convert-to-gpu: mma-warp-rows must be 16 or 32, got "
+          << static_cast<int64_t>(mmaWarpRows);
+      return signalPassFailure();
+    }
     if (kvStages != 1 && kvStages != 2) {
       getOperation()->emitError()
           << "attn-convert-to-gpu: kv-stages must be 1 or 2, got "
@@ -459,9 +483,10 @@ struct ConvertAttnToGPUPass
       if (!func.isExternal())
         kernels.push_back(func);
     for (func::FuncOp func : kernels)
-      if (failed(convertAttentionToGPU(
-              func, {blockRows, kvTileSize, mmaKvTileSize, mmaBlockRows, mma,
-                     minBlocksPerSM, kvSplits, kvStages, packGqa})))
+      if (failed(convertAttentionToGPU(func, {blockRows, kvTileSize,
+                                              mmaKvTileSize, mmaBlockRows, mma,
+                                              minBlocksPerSM, kvSplits,
+                                              kvStages, packGqa, mmaWarpRows})))
         return signalPassFailure();
     materializeBlockBitmapTables(getOperation());
   }

@@ -223,9 +223,12 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   if (kernel.getNumWorkgroupAttributions()) {
     args.keyTile = kernel.getWorkgroupAttributions()[0];
     args.valueTile = kernel.getWorkgroupAttributions()[1];
+    if (shape.queryInShared())
+      args.queryTile = kernel.getWorkgroupAttributions()[2];
     return args;
   }
-  // Tiles beyond static shared memory: views of the dynamic one, V after K.
+  // Tiles beyond static shared memory: views of the dynamic one, V after K,
+  // then Q.
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   Value bytes = gpu::DynamicSharedMemoryOp::create(
@@ -235,16 +238,18 @@ KernelBuilder::KernelArgs KernelBuilder::unpackArgs(gpu::GPUFuncOp kernel) {
   Type element =
       shape.mma ? getElementTypeOrSelf(op.getKey().getType()) : b.getF32Type();
   int64_t offset = 0;
-  auto view = [&](int64_t dim) -> Value {
-    auto type = MemRefType::get(shape.tileShape(dim), element,
-                                MemRefLayoutAttrInterface(), workgroup);
+  auto view = [&](ArrayRef<int64_t> tileShape, Type stored) -> Value {
+    auto type = MemRefType::get(tileShape, stored, MemRefLayoutAttrInterface(),
+                                workgroup);
     Value tile = memref::ViewOp::create(b, loc, type, bytes, index(offset),
                                         ValueRange());
-    offset += type.getNumElements() * element.getIntOrFloatBitWidth() / 8;
+    offset += type.getNumElements() * stored.getIntOrFloatBitWidth() / 8;
     return tile;
   };
-  args.keyTile = view(shape.headDim);
-  args.valueTile = view(shape.valueDim);
+  args.keyTile = view(shape.tileShape(shape.headDim), element);
+  args.valueTile = view(shape.tileShape(shape.valueDim), element);
+  if (shape.queryInShared())
+    args.queryTile = view(shape.queryTileShape(), b.getI32Type());
   return args;
 }
 

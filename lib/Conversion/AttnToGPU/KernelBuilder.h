@@ -29,7 +29,11 @@ struct KernelShape {
   int64_t threadsPerRow; // T lanes per row
   int64_t kvTile;        // keys per shared-memory tile
   int64_t headDim, valueDim;
-  bool mma = false; // tensor cores: a warp per 16 rows
+  bool mma = false; // tensor cores: a warp per warpRows rows
+  /// Query rows each warp of the tensor-core kernel computes: 16 (one
+  /// m16n8k16 row block) or 32 (two, as FlashAttention-2: each K and V
+  /// fragment read from shared memory feeds twice the MMAs).
+  int64_t warpRows = 16;
   /// Whether the tensor cores' cp.async copies of a tile that ends before
   /// the visible keys do skip the per-row guards (cheaper, but their
   /// addresses stay live in registers).
@@ -69,7 +73,19 @@ struct KernelShape {
     return tile;
   }
   int64_t threads() const {
-    return mma ? blockRows / 16 * 32 : blockRows * threadsPerRow;
+    return mma ? blockRows / warpRows * 32 : blockRows * threadsPerRow;
+  }
+  /// The m16n8k16 row blocks of a warp.
+  int64_t rowBlocks() const { return warpRows / 16; }
+  /// Whether the tensor-core kernel keeps Q in shared memory rather than in
+  /// registers: where the fragments of a warp's rows would take more than 32
+  /// registers (two row blocks of D > 64), as FlashAttention-2 does.
+  bool queryInShared() const { return mma && rowBlocks() * headDim > 128; }
+  /// The shape of that Q buffer (of i32): the A fragments of every row
+  /// block and 16 of D, each as 32 lanes' 4 registers (one 16-byte load a
+  /// lane).
+  SmallVector<int64_t> queryTileShape() const {
+    return {blockRows / 16 * (headDim / 16), 32, 4};
   }
   int64_t headSlice() const { return headDim / threadsPerRow; }
   int64_t valueSlice() const { return valueDim / threadsPerRow; }
@@ -126,7 +142,7 @@ private:
   /// The kernel's arguments, by name.
   struct KernelArgs {
     Value q, k, v, mask, bias, relBias, additiveWeight, lens, spans, blockMask,
-        out, lse, sq, sk, keyTile, valueTile;
+        out, lse, sq, sk, keyTile, valueTile, queryTile;
   };
   KernelArgs unpackArgs(gpu::GPUFuncOp kernel);
   /// The heads of q or k (`operand`): a constant when static, else the
@@ -298,12 +314,13 @@ private:
   }
   /// The B fragment (2 registers) `which` (0 or 1) of an x4 ldmatrix.
   Value fragmentPair(Value fragments, int64_t which);
-  /// acc[n] += probFrag x tile[16 ks, 16 ks + 16) x [8 n, 8 n + 8) (of
-  /// buffer `slot`, see tileIndices): one 16-key step of O += P V over the
-  /// output fragments `acc`, B fragments by ldmatrix.trans (two 8-wide steps
-  /// per x4 load).
-  void multiplyValueTile(Value tile, Value slot, Value probFrag, int64_t ks,
-                         MutableArrayRef<Value> acc);
+  /// acc[rb][n] += probFrags[rb] x tile[16 ks, 16 ks + 16) x [8 n, 8 n + 8)
+  /// (of buffer `slot`, see tileIndices) for each row block rb: one 16-key
+  /// step of O += P V over the output fragments `acc` (those of each row
+  /// block in turn), B fragments by ldmatrix.trans (two 8-wide steps per x4
+  /// load), each used by every row block.
+  void multiplyValueTile(Value tile, Value slot, ArrayRef<Value> probFrags,
+                         int64_t ks, MutableArrayRef<Value> acc);
   /// Whether V holds NaN or Inf in a key tile of the tensor-core kernel
   /// (`shape.redoTile` keys) the block sees partly: there its products would
   /// carry them, as 0 x NaN, to rows that do not see their keys. Read from

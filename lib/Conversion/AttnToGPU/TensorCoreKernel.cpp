@@ -103,23 +103,28 @@ Value KernelBuilder::fragmentPair(Value fragments, int64_t which) {
   return pair;
 }
 
-void KernelBuilder::multiplyValueTile(Value tile, Value slot, Value probFrag,
-                                      int64_t ks, MutableArrayRef<Value> acc) {
-  int64_t end = acc.size();
+void KernelBuilder::multiplyValueTile(Value tile, Value slot,
+                                      ArrayRef<Value> probFrags, int64_t ks,
+                                      MutableArrayRef<Value> acc) {
+  int64_t blocks = probFrags.size(), end = acc.size() / blocks;
   Value keyHalf = mul(rem(laneMatrix, index(2)), index(8));
   Value key = m.add(m.add(laneRow, keyHalf), index(ks * 16));
   for (int64_t nv = 0; nv < end; nv += 2) {
-    Value &out = acc[nv];
     if (nv + 1 < end) {
       Value col =
           m.add(mul(div(laneMatrix, index(2)), index(8)), index(nv * 8));
       Value both = ldmatrix(tile, slot, key, col, 4, /*transpose=*/true);
-      out = mmaSync(probFrag, fragmentPair(both, 0), out);
-      acc[nv + 1] = mmaSync(probFrag, fragmentPair(both, 1), acc[nv + 1]);
+      Value first = fragmentPair(both, 0), second = fragmentPair(both, 1);
+      for (int64_t rb = 0; rb < blocks; ++rb) {
+        Value *out = &acc[rb * end + nv];
+        out[0] = mmaSync(probFrags[rb], first, out[0]);
+        out[1] = mmaSync(probFrags[rb], second, out[1]);
+      }
       continue;
     }
-    out = mmaSync(probFrag, ldmatrix(tile, slot, key, index(nv * 8), 2, true),
-                  out);
+    Value frag = ldmatrix(tile, slot, key, index(nv * 8), 2, true);
+    for (int64_t rb = 0; rb < blocks; ++rb)
+      acc[rb * end + nv] = mmaSync(probFrags[rb], frag, acc[rb * end + nv]);
   }
 }
 
@@ -204,10 +209,11 @@ void KernelBuilder::returnUnlessRedone(gpu::GPUFuncOp kernel) {
 }
 
 void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
-  // Warp w of the block computes query rows [16 w, 16 w + 16) of its block
-  // with mma.sync m16n8k16 (f16 in, f32 accumulators). In every fragment,
-  // lane l holds rows g = l / 4 and g + 8, and columns 2 (l % 4) + {0, 1}
-  // (+ 8 for the A operand's second half): PTX's m16n8k16 layout.
+  // Warp w of the block computes query rows [W w, W w + W) of its block (W =
+  // warpRows: one or two row blocks of 16) with mma.sync m16n8k16 (f16 in,
+  // f32 accumulators). In every fragment, lane l holds rows g = l / 4 and
+  // g + 8 of a row block, and columns 2 (l % 4) + {0, 1} (+ 8 for the A
+  // operand's second half): PTX's m16n8k16 layout.
   Block &body = kernel.getBody().front();
   b.setInsertionPointToStart(&body);
   KernelArgs args = unpackArgs(kernel);
@@ -215,6 +221,10 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   Type element = getElementTypeOrSelf(args.q.getType());
   Type f32Type = b.getF32Type();
   int64_t d = shape.headDim, dv = shape.valueDim, bc = shape.kvTile;
+  // Row blocks of a warp; this lane's rows (g and g + 8 of each); 8-key
+  // blocks of a tile; output fragments of a row block.
+  int64_t rowBlocks = shape.rowBlocks(), laneRows = 2 * rowBlocks;
+  int64_t keyBlocks = bc / 8, outFragCount = dv / 8;
   auto fragA = VectorType::get({4, 2}, element);
   auto fragC = VectorType::get({2, 2}, f32Type);
   auto pair = VectorType::get({2}, element);
@@ -232,35 +242,82 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
         pairCol = mul(rem(lane, index(4)), index(2));
   Value qFirst = mul(queryBlock, index(shape.queryRows()));
 
-  // This lane's two rows: g and g + 8 of its warp's 16 (and their heads,
-  // under packing). Rows past Sq read row Sq - 1 (never stored) so every
-  // lane takes part in the shuffles.
-  Value rows[2], rowHeads[2], valid[2], safe[2];
-  RowOperands rowMasks[2];
-  for (int r = 0; r < 2; ++r) {
+  // This lane's rows: r = 2 rb + h is row g + 8 h of row block rb (and their
+  // heads, under packing). Rows past Sq read row Sq - 1 (never stored) so
+  // every lane takes part in the shuffles.
+  SmallVector<Value, 4> rows(laneRows), rowHeads(laneRows), valid(laneRows),
+      safe(laneRows);
+  SmallVector<RowOperands, 4> rowMasks(laneRows);
+  for (int64_t r = 0; r < laneRows; ++r) {
     std::tie(rows[r], rowHeads[r]) = blockRow(
-        head, qFirst, m.add(mul(warp, index(16)), m.add(group, index(8 * r))));
+        head, qFirst,
+        m.add(mul(warp, index(shape.warpRows)), m.add(group, index(8 * r))));
     valid[r] = m.slt(rows[r], args.sq);
     safe[r] = arith::SelectOp::create(b, loc, valid[r], rows[r],
                                       m.sub(args.sq, index(1)));
     rowMasks[r] = rowOperands(args, batch, rowHeads[r], rows[r], valid[r]);
   }
-  auto qAt = [&](int r, int64_t col) {
+  auto qAt = [&](int64_t r, int64_t col) {
     return m.add(rowOffset(batch, rowHeads[r], safe[r], heads, args.sq, d),
                  m.add(pairCol, index(col)));
   };
-  // The query as A fragments, one per 16 of D: [row g | g + 8][col | + 8].
-  SmallVector<Value> queryFrags;
-  for (int64_t ks = 0; ks < d / 16; ++ks) {
+  // The query as A fragments, one per row block and 16 of D: [row g | g +
+  // 8][col | + 8]. In registers, or (queryInShared) their 4 32-bit
+  // registers stored where this lane reads them back, one 16-byte load
+  // each: only this lane reads its entries, so they need no barrier.
+  bool queryInShared = shape.queryInShared();
+  Type i32 = b.getI32Type();
+  auto words = VectorType::get({4}, i32), word = VectorType::get({1}, i32);
+  auto queryIndices = [&](int64_t rb, int64_t ks) -> SmallVector<Value> {
+    Value frag =
+        m.add(mul(warp, index(rowBlocks * d / 16)), index(rb * d / 16 + ks));
+    return {frag, lane, index(0)};
+  };
+  SmallVector<Value> queryFrags; // [rb][ks], in registers
+  for (int64_t rb = 0; rb < rowBlocks; ++rb)
+    for (int64_t ks = 0; ks < d / 16; ++ks) {
+      Value frag = arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(fragA, b.getFloatAttr(element, 0.0)));
+      for (int64_t part = 0; part < 4; ++part) {
+        Value two = vector::LoadOp::create(
+            b, loc, pair, args.q,
+            qAt(2 * rb + part % 2, ks * 16 + 8 * (part / 2)));
+        frag = vector::InsertOp::create(b, loc, two, frag, part);
+      }
+      if (!queryInShared) {
+        queryFrags.push_back(frag);
+        continue;
+      }
+      SmallVector<Value, 4> parts;
+      for (int64_t part = 0; part < 4; ++part)
+        parts.push_back(vector::ExtractOp::create(
+            b, loc,
+            vector::BitCastOp::create(
+                b, loc, word,
+                vector::ExtractOp::create(b, loc, frag,
+                                          ArrayRef<int64_t>{part})),
+            ArrayRef<int64_t>{0}));
+      vector::StoreOp::create(
+          b, loc, vector::FromElementsOp::create(b, loc, words, parts),
+          args.queryTile, queryIndices(rb, ks), /*nontemporal=*/false,
+          llvm::MaybeAlign(16));
+    }
+  auto loadQueryFrag = [&](int64_t rb, int64_t ks) -> Value {
+    Value loaded = vector::LoadOp::create(
+        b, loc, words, args.queryTile, queryIndices(rb, ks),
+        /*nontemporal=*/false, llvm::MaybeAlign(16));
     Value frag = arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(fragA, b.getFloatAttr(element, 0.0)));
     for (int64_t part = 0; part < 4; ++part) {
-      Value two = vector::LoadOp::create(
-          b, loc, pair, args.q, qAt(part % 2, ks * 16 + 8 * (part / 2)));
-      frag = vector::InsertOp::create(b, loc, two, frag, part);
+      Value bits = vector::FromElementsOp::create(
+          b, loc, word,
+          vector::ExtractOp::create(b, loc, loaded, ArrayRef<int64_t>{part})
+              .getResult());
+      frag = vector::InsertOp::create(
+          b, loc, vector::BitCastOp::create(b, loc, pair, bits), frag, part);
     }
-    queryFrags.push_back(frag);
-  }
+    return frag;
+  };
   Value scale = logitScale(args);
   // Where the logit is the scaled score, scores stay unscaled until the
   // softmax: the scale is positive (the verifier's word), so max(s) scale =
@@ -271,16 +328,19 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   BlockKeys keys = blockKeys(args, batch, head, qFirst);
   Value end = keys.end;
 
-  // State: row max and this lane's partial row sum for rows g and g + 8,
-  // then the output fragments, one per 8 of Dv; double-buffered, then the
-  // buffer (0 or 1) the next fetched tile lands in.
+  // State: row max of this lane's rows, then their partial row sums, then
+  // the output fragments of each row block, one per 8 of Dv;
+  // double-buffered, then the buffer (0 or 1) the next fetched tile lands
+  // in.
   bool doubleBuffered = shape.kvStages == 2;
   Value zeroFrag =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(fragC, 0.0f));
-  SmallVector<Value> initial = {negInf, negInf, zero, zero};
-  initial.append(dv / 8, zeroFrag);
+  SmallVector<Value> initial(laneRows, negInf);
+  initial.append(laneRows, zero);
+  initial.append(rowBlocks * outFragCount, zeroFrag);
   if (doubleBuffered)
     initial.push_back(index(0));
+  int64_t sumAt = laneRows, outAt = 2 * laneRows;
 
   // K and V tiles by cp.async, one group in flight at a time. With one
   // buffer each, K of a tile is in flight when its iteration starts, V is
@@ -326,64 +386,112 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                          end, args.sk, dv, tid);
 
         // S = Q K^T, 8 keys per fragment: B[k][n] = K[key n][d k], K's rows
-        // as stored; one x4 ldmatrix takes two 16-wide steps of D.
-        SmallVector<Value> logits; // [nb][r][c], flattened
-        for (int64_t nb = 0; nb < bc / 8; ++nb) {
-          Value key = m.add(laneRow, index(nb * 8));
-          Value acc = zeroFrag;
-          for (int64_t ks = 0; ks < d / 16; ks += 2) {
-            if (ks + 1 < d / 16) {
-              Value both =
-                  ldmatrix(args.keyTile, slot, key,
-                           m.add(mul(laneMatrix, index(8)), index(ks * 16)), 4,
-                           /*transpose=*/false);
-              acc = mmaSync(queryFrags[ks], fragmentPair(both, 0), acc);
-              acc = mmaSync(queryFrags[ks + 1], fragmentPair(both, 1), acc);
-              continue;
-            }
-            Value col =
-                m.add(mul(rem(laneMatrix, index(2)), index(8)), index(ks * 16));
-            acc =
-                mmaSync(queryFrags[ks],
-                        ldmatrix(args.keyTile, slot, key, col, 2, false), acc);
-          }
-          for (int64_t r = 0; r < 2; ++r)
+        // as stored, each B fragment used by every row block. Q in
+        // registers: one x4 ldmatrix takes two 16-wide steps of D.
+        SmallVector<Value> scores(rowBlocks * keyBlocks, zeroFrag); // [rb][nb]
+        // The logits, [rb][nb][h][c] flattened: row 2 rb + h of this lane;
+        // those of key block nb as soon as its scores are done.
+        auto logitAt = [&](int64_t r, int64_t nb, int64_t c) {
+          return ((r / 2 * keyBlocks + nb) * 2 + r % 2) * 2 + c;
+        };
+        SmallVector<Value> logits(rowBlocks * keyBlocks * 4);
+        auto maskKeyBlock = [&](int64_t nb) {
+          for (int64_t r = 0; r < laneRows; ++r)
             for (int64_t c = 0; c < 2; ++c) {
-              Value score = vector::ExtractOp::create(b, loc, acc,
-                                                      ArrayRef<int64_t>{r, c});
+              Value score = vector::ExtractOp::create(
+                  b, loc, scores[r / 2 * keyBlocks + nb],
+                  ArrayRef<int64_t>{r % 2, c});
               if (!foldScale)
                 score = arith::MulFOp::create(b, loc, score, scale);
               Value j = m.add(tileStart, m.add(pairCol, index(nb * 8 + c)));
               // Keys past the tile's end are padding.
               Value inside = whole ? Value() : m.both(valid[r], m.slt(j, end));
-              logits.push_back(maskedLogit(args, rowMasks[r], score, batch,
-                                           rowHeads[r], rows[r], j, inside));
+              logits[logitAt(r, nb, c)] =
+                  maskedLogit(args, rowMasks[r], score, batch, rowHeads[r],
+                              rows[r], j, inside);
             }
+        };
+        auto query = [&](int64_t rb, int64_t ks) {
+          return queryFrags[rb * (d / 16) + ks];
+        };
+        if (!queryInShared) {
+          for (int64_t nb = 0; nb < keyBlocks; ++nb) {
+            Value key = m.add(laneRow, index(nb * 8));
+            for (int64_t ks = 0; ks < d / 16; ks += 2) {
+              if (ks + 1 < d / 16) {
+                Value both = ldmatrix(
+                    args.keyTile, slot, key,
+                    m.add(mul(laneMatrix, index(8)), index(ks * 16)), 4,
+                    /*transpose=*/false);
+                Value first = fragmentPair(both, 0),
+                      second = fragmentPair(both, 1);
+                for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+                  Value &acc = scores[rb * keyBlocks + nb];
+                  acc = mmaSync(query(rb, ks), first, acc);
+                  acc = mmaSync(query(rb, ks + 1), second, acc);
+                }
+                continue;
+              }
+              Value col = m.add(mul(rem(laneMatrix, index(2)), index(8)),
+                                index(ks * 16));
+              Value frag = ldmatrix(args.keyTile, slot, key, col, 2, false);
+              for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+                Value &acc = scores[rb * keyBlocks + nb];
+                acc = mmaSync(query(rb, ks), frag, acc);
+              }
+            }
+            maskKeyBlock(nb);
+          }
+        } else {
+          // D outermost, one 16-wide step at a time: each Q fragment is read
+          // from shared memory once a tile and only one step's are live.
+          // One x4 ldmatrix takes two 8-key blocks (keys 16 n + 8 (l / 16)
+          // + l % 8, D 16 ks + 8 (l / 8 % 2)).
+          Value key = m.add(laneRow, mul(div(laneMatrix, index(2)), index(8)));
+          Value col = mul(rem(laneMatrix, index(2)), index(8));
+          for (int64_t ks = 0; ks < d / 16; ++ks) {
+            SmallVector<Value, 2> stepQuery;
+            for (int64_t rb = 0; rb < rowBlocks; ++rb)
+              stepQuery.push_back(loadQueryFrag(rb, ks));
+            for (int64_t nb = 0; nb < keyBlocks; nb += 2) {
+              Value both =
+                  ldmatrix(args.keyTile, slot, m.add(key, index(nb * 8)),
+                           m.add(col, index(ks * 16)), 4, /*transpose=*/false);
+              Value first = fragmentPair(both, 0),
+                    second = fragmentPair(both, 1);
+              for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+                Value *acc = &scores[rb * keyBlocks + nb];
+                acc[0] = mmaSync(stepQuery[rb], first, acc[0]);
+                acc[1] = mmaSync(stepQuery[rb], second, acc[1]);
+              }
+            }
+          }
+          for (int64_t nb = 0; nb < keyBlocks; ++nb)
+            maskKeyBlock(nb);
         }
 
         // Online softmax per row, its max over the row's 4 lanes.
         SmallVector<Value> next(state.begin(), state.end());
-        Value alpha[2], newMax[2];
+        SmallVector<Value, 4> alpha(laneRows);
         SmallVector<Value> probs(logits.size());
-        for (int64_t r = 0; r < 2; ++r) {
+        for (int64_t r = 0; r < laneRows; ++r) {
           Value rowMax = foldScale ? negInf : state[r];
-          for (int64_t nb = 0; nb < bc / 8; ++nb)
+          for (int64_t nb = 0; nb < keyBlocks; ++nb)
             for (int64_t c = 0; c < 2; ++c)
               rowMax = arith::MaximumFOp::create(b, loc, rowMax,
-                                                 logits[nb * 4 + r * 2 + c]);
-          newMax[r] = combineLanes(rowMax, 4, /*max=*/true);
+                                                 logits[logitAt(r, nb, c)]);
+          Value newMax = combineLanes(rowMax, 4, /*max=*/true);
           if (foldScale)
-            newMax[r] = arith::MaximumFOp::create(
-                b, loc, state[r],
-                arith::MulFOp::create(b, loc, newMax[r], scale));
-          Value base = softmaxBase(newMax[r]);
+            newMax = arith::MaximumFOp::create(
+                b, loc, state[r], arith::MulFOp::create(b, loc, newMax, scale));
+          Value base = softmaxBase(newMax);
           Value negBase =
               foldScale ? arith::NegFOp::create(b, loc, base) : Value();
           alpha[r] = exp2Ftz(arith::SubFOp::create(b, loc, state[r], base));
-          Value sum = arith::MulFOp::create(b, loc, state[2 + r], alpha[r]);
-          for (int64_t nb = 0; nb < bc / 8; ++nb)
+          Value sum = arith::MulFOp::create(b, loc, state[sumAt + r], alpha[r]);
+          for (int64_t nb = 0; nb < keyBlocks; ++nb)
             for (int64_t c = 0; c < 2; ++c) {
-              int64_t at = nb * 4 + r * 2 + c;
+              int64_t at = logitAt(r, nb, c);
               Value shifted =
                   foldScale
                       ? math::FmaOp::create(b, loc, logits[at], scale, negBase)
@@ -393,8 +501,8 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
               probs[at] = exp2Ftz(shifted);
               sum = arith::AddFOp::create(b, loc, sum, probs[at]);
             }
-          next[r] = newMax[r];
-          next[2 + r] = sum;
+          next[r] = newMax;
+          next[sumAt + r] = sum;
         }
 
         // One buffer each: V has landed and every warp is done with K, so
@@ -409,36 +517,49 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
         // transposed out of V's rows by ldmatrix.trans.
         // P packed first: 16-bit pairs, half the registers of P across the
         // rescale's branch.
-        SmallVector<Value> probFrags;
-        for (int64_t ks = 0; ks < bc / 16; ++ks) {
-          SmallVector<Value> parts;
-          for (int64_t half = 0; half < 2; ++half)
-            for (int64_t r = 0; r < 2; ++r)
-              for (int64_t c = 0; c < 2; ++c)
-                parts.push_back(arith::TruncFOp::create(
-                    b, loc, element, probs[(2 * ks + half) * 4 + r * 2 + c]));
-          probFrags.push_back(
-              vector::FromElementsOp::create(b, loc, fragA, parts));
-        }
+        SmallVector<Value> probFrags; // [rb][ks]
+        for (int64_t rb = 0; rb < rowBlocks; ++rb)
+          for (int64_t ks = 0; ks < bc / 16; ++ks) {
+            SmallVector<Value> parts;
+            for (int64_t half = 0; half < 2; ++half)
+              for (int64_t h = 0; h < 2; ++h)
+                for (int64_t c = 0; c < 2; ++c)
+                  parts.push_back(arith::TruncFOp::create(
+                      b, loc, element,
+                      probs[logitAt(2 * rb + h, 2 * ks + half, c)]));
+            probFrags.push_back(
+                vector::FromElementsOp::create(b, loc, fragA, parts));
+          }
         MutableArrayRef<Value> outFrags =
-            MutableArrayRef<Value>(next).slice(4, dv / 8);
-        ValueRange oldFrags = state.slice(4, dv / 8);
-        llvm::copy(
-            rescaleUnless(m.both(isOne(alpha[0]), isOne(alpha[1])), oldFrags,
-                          [&] {
-                            Value alphas = vector::FromElementsOp::create(
-                                b, loc, fragC,
-                                ValueRange{alpha[0], alpha[0], alpha[1],
-                                           alpha[1]});
-                            SmallVector<Value> scaled;
-                            for (Value frag : oldFrags)
-                              scaled.push_back(
-                                  arith::MulFOp::create(b, loc, frag, alphas));
-                            return scaled;
-                          }),
-            outFrags.begin());
-        for (int64_t ks = 0; ks < bc / 16; ++ks)
-          multiplyValueTile(args.valueTile, slot, probFrags[ks], ks, outFrags);
+            MutableArrayRef<Value>(next).slice(outAt, rowBlocks * outFragCount);
+        ValueRange oldFrags = state.slice(outAt, rowBlocks * outFragCount);
+        Value unchanged = isOne(alpha[0]);
+        for (int64_t r = 1; r < laneRows; ++r)
+          unchanged = m.both(unchanged, isOne(alpha[r]));
+        llvm::copy(rescaleUnless(
+                       unchanged, oldFrags,
+                       [&] {
+                         SmallVector<Value> scaled;
+                         for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+                           Value alphas = vector::FromElementsOp::create(
+                               b, loc, fragC,
+                               ValueRange{alpha[2 * rb], alpha[2 * rb],
+                                          alpha[2 * rb + 1],
+                                          alpha[2 * rb + 1]});
+                           for (Value frag :
+                                oldFrags.slice(rb * outFragCount, outFragCount))
+                             scaled.push_back(
+                                 arith::MulFOp::create(b, loc, frag, alphas));
+                         }
+                         return scaled;
+                       }),
+                   outFrags.begin());
+        for (int64_t ks = 0; ks < bc / 16; ++ks) {
+          SmallVector<Value, 2> stepFrags;
+          for (int64_t rb = 0; rb < rowBlocks; ++rb)
+            stepFrags.push_back(probFrags[rb * (bc / 16) + ks]);
+          multiplyValueTile(args.valueTile, slot, stepFrags, ks, outFrags);
+        }
         if (doubleBuffered)
           next.back() = otherSlot;
         return next;
@@ -451,8 +572,8 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   // out = O / sum (the row's 4 lanes' partial sums), 0 for a row that saw
   // no key (NaN stays NaN).
   Type outElement = getElementTypeOrSelf(args.out.getType());
-  for (int64_t r = 0; r < 2; ++r) {
-    Value sum = combineLanes(tiles.getResult(2 + r), 4, /*max=*/false);
+  for (int64_t r = 0; r < laneRows; ++r) {
+    Value sum = combineLanes(tiles.getResult(sumAt + r), 4, /*max=*/false);
     // The row's quad holds the same max and sum: its first lane stores.
     storeLse(args, batch, rowHeads[r], rows[r], tiles.getResult(r), sum,
              m.both(valid[r], m.eq(rem(lane, index(4)), index(0))));
@@ -461,9 +582,10 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
     auto store = scf::IfOp::create(b, loc, valid[r], /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&store.getThenRegion().front());
-    for (int64_t nv = 0; nv < dv / 8; ++nv) {
-      Value rowPair = vector::ExtractOp::create(b, loc, tiles.getResult(4 + nv),
-                                                ArrayRef<int64_t>{r});
+    for (int64_t nv = 0; nv < outFragCount; ++nv) {
+      Value rowPair = vector::ExtractOp::create(
+          b, loc, tiles.getResult(outAt + r / 2 * outFragCount + nv),
+          ArrayRef<int64_t>{r % 2});
       auto pairF32 = VectorType::get({2}, f32Type);
       Value result = arith::SelectOp::create(
           b, loc, noKey,

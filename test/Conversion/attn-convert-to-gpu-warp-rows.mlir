@@ -1,0 +1,79 @@
+// RUN: attn-opt %s --split-input-file --attn-convert-to-gpu="mma=true mma-warp-rows=32" --canonicalize --cse | FileCheck %s
+// RUN: not attn-opt %s --attn-convert-to-gpu="mma=true mma-warp-rows=24" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not attn-opt %s --attn-convert-to-gpu="mma=true mma-warp-rows=32 mma-block-rows=48" 2>&1 | FileCheck %s --check-prefix=ROWS
+
+// Warps of 32 rows: two m16n8k16 row blocks a warp, 4 warps (128 threads)
+// a block of 128 rows. At D = 128 the Q fragments of a warp's two row
+// blocks would take 64 registers, so they go to shared memory after K and
+// V (64-key tiles, 17,408 bytes each; Q's 128 x 128 f16 as 64 fragments of
+// 32 lanes' 4 registers): 67,584 bytes of dynamic shared memory. Each lane
+// stores its 16 fragments once; a tile reads them back a 16-wide step of D
+// at a time (one per row block), and each x4 ldmatrix of K (two 8-key
+// blocks) feeds 4 MMAs.
+// CHECK-LABEL: func.func @shared_query
+// CHECK: gpu.launch_func @shared_query_kernels::@shared_query blocks in (%c2, %c2, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c67584_i32
+// CHECK-LABEL: gpu.func @shared_query(
+// CHECK-SAME: attn.block_rows = 128
+// CHECK: %[[SHARED:.+]] = gpu.dynamic_shared_memory
+// CHECK: %[[K:.+]] = memref.view %[[SHARED]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x136xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view %[[SHARED]][%c17408][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x136xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[Q:.+]] = memref.view %[[SHARED]][%c34816][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32x4xi32, #gpu.address_space<workgroup>>
+// CHECK-COUNT-16: vector.store %{{.+}}, %[[Q]][%{{.+}}, %{{.+}}, %c0] {alignment = 16 : i64} : memref<64x32x4xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK-NOT: vector.store %{{.+}}, %[[Q]]
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: vector.load %[[Q]]
+// CHECK-NEXT: vector.extract
+// CHECK: vector.load %[[Q]]
+// CHECK: nvgpu.ldmatrix %[[K]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
+// CHECK-COUNT-4: nvgpu.mma.sync
+// CHECK-NOT: vector.store %{{.+}}, %[[Q]]
+// CHECK: gpu.return
+func.func @shared_query(%q: tensor<1x2x256x128xf16>, %k: tensor<1x2x256x128xf16>,
+                        %v: tensor<1x2x256x128xf16>, %o: tensor<1x2x256x128xf16>)
+    -> tensor<1x2x256x128xf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x256x128xf16>,
+                          tensor<1x2x256x128xf16>, tensor<1x2x256x128xf16>)
+      outs(%o : tensor<1x2x256x128xf16>) -> tensor<1x2x256x128xf16>
+  return %0 : tensor<1x2x256x128xf16>
+}
+
+// -----
+
+// At D = 64 the two row blocks' fragments take 32 registers: Q stays in
+// them, K and V tiles in static shared memory, no Q buffer.
+// CHECK-LABEL: func.func @register_query
+// CHECK: gpu.launch_func @register_query_kernels::@register_query blocks in (%c3, %c2, %c1) threads in (%c128, %c1, %c1) args(
+// CHECK-LABEL: gpu.func @register_query(
+// CHECK-SAME: workgroup(%{{.+}} : memref<64x72xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.+}} : memref<64x72xbf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-SAME: attn.block_rows = 128
+// CHECK-NOT: xi32, #gpu.address_space<workgroup>>
+// CHECK: gpu.return
+func.func @register_query(%q: tensor<1x2x300x64xbf16>, %k: tensor<1x2x300x64xbf16>,
+                          %v: tensor<1x2x300x64xbf16>, %o: tensor<1x2x300x64xbf16>)
+    -> tensor<1x2x300x64xbf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x300x64xbf16>,
+                          tensor<1x2x300x64xbf16>, tensor<1x2x300x64xbf16>)
+      outs(%o : tensor<1x2x300x64xbf16>) -> tensor<1x2x300x64xbf16>
+  return %0 : tensor<1x2x300x64xbf16>
+}
+
+// -----
+
+// Decoding would compute rows past Sq in warps of 32: it keeps a warp of 16
+// rows a block (and splits the keys).
+// CHECK-LABEL: func.func @decode
+// CHECK: gpu.launch_func @decode_kernels::@decode blocks in (%{{.+}}, %c2, %c1) threads in (%c32, %c1, %c1)
+// CHECK-LABEL: gpu.func @decode(
+// CHECK-SAME: attn.block_rows = 16
+func.func @decode(%q: tensor<1x2x1x128xf16>, %k: tensor<1x2x4096x128xf16>,
+                  %v: tensor<1x2x4096x128xf16>, %o: tensor<1x2x1x128xf16>)
+    -> tensor<1x2x1x128xf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x1x128xf16>,
+                          tensor<1x2x4096x128xf16>, tensor<1x2x4096x128xf16>)
+      outs(%o : tensor<1x2x1x128xf16>) -> tensor<1x2x1x128xf16>
+  return %0 : tensor<1x2x1x128xf16>
+}
+
+// BAD: error: attn-convert-to-gpu: mma-warp-rows must be 16 or 32, got 24
+// ROWS: error: attn-convert-to-gpu: the tensor-core kernel takes a multiple of 32 query rows per block up to 128 (a warp per 32), got 48
