@@ -50,6 +50,11 @@ static const char *const kPipelines[] = {
     "gpu.module(convert-scf-to-cf,expand-strided-metadata,lower-affine,"
     "convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,canonicalize,cse,"
     "reconcile-unrealized-casts))",
+    "builtin.module(attn-convert-to-gpu{mma=true mma-warp-rows=32},"
+    "canonicalize,cse,"
+    "gpu.module(convert-scf-to-cf,expand-strided-metadata,lower-affine,"
+    "convert-nvgpu-to-nvvm,convert-gpu-to-nvvm,canonicalize,cse,"
+    "reconcile-unrealized-casts))",
 };
 
 /// A context with every dialect attn-opt knows, replaced now and then so

@@ -470,10 +470,15 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
             maskKeyBlock(nb);
         }
 
-        // Online softmax per row, its max over the row's 4 lanes.
+        // Online softmax per row, its max over the row's 4 lanes. P is
+        // packed as soon as a row block's two rows are done: 16-bit pairs,
+        // half the registers of its f32 weights, across the other row
+        // block's softmax and the rescale's branch. P's fragments are the
+        // score fragments of 2 adjacent key blocks.
         SmallVector<Value> next(state.begin(), state.end());
         SmallVector<Value, 4> alpha(laneRows);
         SmallVector<Value> probs(logits.size());
+        SmallVector<Value> probFrags; // [rb][ks]
         for (int64_t r = 0; r < laneRows; ++r) {
           Value rowMax = foldScale ? negInf : state[r];
           for (int64_t nb = 0; nb < keyBlocks; ++nb)
@@ -503,6 +508,19 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
             }
           next[r] = newMax;
           next[sumAt + r] = sum;
+          if (r % 2 == 0)
+            continue;
+          for (int64_t ks = 0; ks < bc / 16; ++ks) {
+            SmallVector<Value> parts;
+            for (int64_t half = 0; half < 2; ++half)
+              for (int64_t h = 0; h < 2; ++h)
+                for (int64_t c = 0; c < 2; ++c)
+                  parts.push_back(arith::TruncFOp::create(
+                      b, loc, element,
+                      probs[logitAt(r - 1 + h, 2 * ks + half, c)]));
+            probFrags.push_back(
+                vector::FromElementsOp::create(b, loc, fragA, parts));
+          }
         }
 
         // One buffer each: V has landed and every warp is done with K, so
@@ -512,24 +530,8 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           fetchTile(m.add(tileStart, index(bc)), slot);
         }
 
-        // Rescale the output rows, then O += P V: P's fragments are the
-        // score fragments of 2 adjacent key blocks, B[k][n] = V[key k][n],
+        // Rescale the output rows, then O += P V: B[k][n] = V[key k][n],
         // transposed out of V's rows by ldmatrix.trans.
-        // P packed first: 16-bit pairs, half the registers of P across the
-        // rescale's branch.
-        SmallVector<Value> probFrags; // [rb][ks]
-        for (int64_t rb = 0; rb < rowBlocks; ++rb)
-          for (int64_t ks = 0; ks < bc / 16; ++ks) {
-            SmallVector<Value> parts;
-            for (int64_t half = 0; half < 2; ++half)
-              for (int64_t h = 0; h < 2; ++h)
-                for (int64_t c = 0; c < 2; ++c)
-                  parts.push_back(arith::TruncFOp::create(
-                      b, loc, element,
-                      probs[logitAt(2 * rb + h, 2 * ks + half, c)]));
-            probFrags.push_back(
-                vector::FromElementsOp::create(b, loc, fragA, parts));
-          }
         MutableArrayRef<Value> outFrags =
             MutableArrayRef<Value>(next).slice(outAt, rowBlocks * outFragCount);
         ValueRange oldFrags = state.slice(outAt, rowBlocks * outFragCount);
