@@ -665,6 +665,29 @@ UNMASKED_MS = {}
 MEASURED = {}
 
 
+# The spec of each kernel, by name.
+SPEC_OF = {}
+
+
+def report_variants():
+    """Ranks the timed kernels that share a spec (variants: the same
+    attention compiled with other flags, e.g. tile shapes), fastest first,
+    so the best can become the default."""
+    groups = {}
+    for name, got in MEASURED.items():
+        for metric, unit in (("tflops", " TFLOP/s"), ("gbps", " GB/s")):
+            if metric in got:
+                groups.setdefault((SPEC_OF.get(name, ""), unit), []).append(
+                    (got[metric], name, got["ok"]))
+    for (spec, unit), runs in groups.items():
+        if len(runs) < 2:
+            continue
+        runs.sort(key=lambda run: -run[0])
+        print("variants %s (%s): %s" % (spec, unit.strip(), ", ".join(
+            "%s %.2f%s" % (name, value, "" if ok else " (wrong results)")
+            for value, name, ok in runs)))
+
+
 def report_floors(path="floors.txt"):
     """Prints each floor of `path` (gpu-artifacts.sh's copy of its FLOORS:
     NAME METRIC MIN WHAT) against what this run measured. A report, not a
@@ -698,12 +721,14 @@ def main():
     with open("specs.txt") as f:
         for line in f:
             name, spec = line.split()
+            SPEC_OF[name] = spec
             try:
                 failures += not check(name, spec)
             except Exception as e:  # report, keep checking the others
                 print("%-16s %s: %s" % (name, spec, e), flush=True)
                 failures += 1
     print("gpu-check: %d failed" % failures)
+    report_variants()
     report_floors()
     return 1 if failures else 0
 
