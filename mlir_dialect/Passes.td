@@ -465,8 +465,8 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     64 blocks of 4 warps): each warp computes 32 query rows, so each K and V
     fragment it reads from shared memory by ldmatrix feeds two MMAs, not
     one. Blocks take 128 rows unless `mma-block-rows` says otherwise (a
-    multiple of 32); a query that would take blocks under 64 rows (decoding)
-    keeps 16 rows a warp. Where two row blocks of Q fragments would take more
+    multiple of 32), packed GQA heads the 64 rows that hold them; a query
+    that would take blocks under 64 rows (decoding) keeps 16 rows a warp. Where two row blocks of Q fragments would take more
     than 32 registers (D > 64), Q goes to shared memory once, in fragment
     order (one 16-byte load a lane per fragment), and Q K^T runs over D
     outermost so a fragment is read once a tile.
@@ -483,7 +483,8 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "ones)">,
     Option<"mmaBlockRows", "mma-block-rows", "int64_t", /*default=*/"0",
            "Query rows per thread block of the tensor-core kernel, a warp "
-           "per 16 (0: 64, or 16 for a static Sq of at most 16)">,
+           "per mma-warp-rows (0: 64, 128 with warps of 32 rows, or 16 for "
+           "a static Sq of at most 16)">,
     Option<"mma", "mma", "bool", /*default=*/"false",
            "Run f16/bf16 attentions with D, Dv <= 128 on tensor cores "
            "(experimental: not yet run on a GPU)">,

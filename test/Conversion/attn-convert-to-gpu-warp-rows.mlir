@@ -75,5 +75,22 @@ func.func @decode(%q: tensor<1x2x1x128xf16>, %k: tensor<1x2x4096x128xf16>,
   return %0 : tensor<1x2x1x128xf16>
 }
 
+// -----
+
+// Packed GQA heads keep the rows that hold them: 4 heads of 16 rows, 64
+// rows in 2 warps of 32.
+// CHECK-LABEL: func.func @packed
+// CHECK: gpu.launch_func @packed_kernels::@packed blocks in (%{{.+}}, %c2, %c1) threads in (%c64, %c1, %c1)
+// CHECK-SAME: attn.block_rows = 16 : i64
+// CHECK-SAME: attn.packed_heads = 4 : i64
+func.func @packed(%q: tensor<1x8x16x64xf16>, %k: tensor<1x2x512x64xf16>,
+                  %v: tensor<1x2x512x64xf16>, %o: tensor<1x8x16x64xf16>)
+    -> tensor<1x8x16x64xf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x8x16x64xf16>,
+                          tensor<1x2x512x64xf16>, tensor<1x2x512x64xf16>)
+      outs(%o : tensor<1x8x16x64xf16>) -> tensor<1x8x16x64xf16>
+  return %0 : tensor<1x8x16x64xf16>
+}
+
 // BAD: error: attn-convert-to-gpu: mma-warp-rows must be 16 or 32, got 24
 // ROWS: error: attn-convert-to-gpu: the tensor-core kernel takes a multiple of 32 query rows per block up to 128 (a warp per 32), got 48

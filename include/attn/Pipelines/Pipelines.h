@@ -99,7 +99,8 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
   PassOptions::Option<int64_t> mmaBlockRows{
       *this, "mma-block-rows",
       llvm::cl::desc("Query rows per thread block of the tensor-core kernel, "
-                     "a warp per 16 (0: 64, or 16 for a static Sq <= 16)"),
+                     "a warp per mma-warp-rows (0: 64, 128 with warps of 32 "
+                     "rows, or 16 for a static Sq <= 16)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> minBlocksPerSM{
       *this, "min-blocks-per-sm",

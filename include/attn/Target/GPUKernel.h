@@ -26,8 +26,8 @@ struct GPUTargetOptions {
   int64_t kvTileSize = 32;    // keys per shared-memory tile (FMA kernel)
   int64_t mmaKvTileSize = 0;  // and of the tensor-core kernel (0: its own)
   int64_t mmaBlockRows =
-      0;            // its rows per block, a warp per 16 (0: 64, 16 decoding)
-  bool mma = false; // tensor cores, f16/bf16 (experimental)
+      0; // its rows per block (0: 64, 128 in warps of 32, 16 decoding)
+  bool mma = false;           // tensor cores, f16/bf16 (experimental)
   int64_t minBlocksPerSM = 0; // blocks an SM must hold (0: no bound)
   int64_t kvSplits = 0;       // split-K blocks per query block (0: decided)
   bool packGqa = true;        // a KV head's query heads in one block (decoding)

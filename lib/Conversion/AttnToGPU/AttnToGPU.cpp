@@ -172,13 +172,13 @@ static void packHeads(AttentionOp op, const ConvertAttnToGPUOptions &options,
 }
 
 /// The shape of the kernel of `op`: on tensor cores (`mma`, where
-/// fitsTensorCores), a warp per 16 rows; else T lanes per row, the fewest (a
-/// power of two up to a warp) that divide D and Dv into slices of at most
-/// 32 registers each (else the most that divide both). Either shrinks the
-/// key tile until the K and V tiles fit in static shared memory (the
-/// tensor cores' double-buffered ones: in kDynamicSharedBytes) and packs
-/// GQA heads where packHeads can. Fails with a diagnostic when a block
-/// would exceed 1024 threads or one key row does not fit.
+/// fitsTensorCores), a warp per 16 or 32 rows; else T lanes per row, the fewest
+/// (a power of two up to a warp) that divide D and Dv into slices of at most 32
+/// registers each (else the most that divide both). Either shrinks the key tile
+/// until the K and V tiles fit in static shared memory (the tensor cores'
+/// double-buffered ones, or beside Q: in kDynamicSharedBytes) and packs GQA
+/// heads where packHeads can. Fails with a diagnostic when a block would
+/// exceed 1024 threads or one key row does not fit.
 static FailureOr<KernelShape>
 chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
   int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
@@ -204,14 +204,16 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
       // Packed GQA heads count as rows: as few warps as hold them, up to 4.
       int64_t g = packableHeads(op, options);
       int64_t packed = llvm::alignTo(sq * g, 16);
-      if (g > 1 && sq * g > 16 && packed <= 64 && packed % g == 0)
+      bool packs = g > 1 && sq * g > 16 && packed <= 64 && packed % g == 0;
+      if (packs)
         rows = packed;
-      // Warps of 32 rows take blocks of 4 of them; smaller blocks (decoding)
-      // would compute rows past Sq, so they keep warps of 16.
+      // Warps of 32 rows take blocks of 4 of them, packed heads as many as
+      // hold them; blocks under 64 rows (decoding) would compute rows past
+      // Sq, so they keep warps of 16.
       if (warpRows == 32) {
         if (rows < 64)
           warpRows = 16;
-        else
+        else if (!packs)
           rows = 128;
       }
     }

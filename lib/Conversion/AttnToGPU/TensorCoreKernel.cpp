@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The tensor-core kernel (f16/bf16): a warp per 16 rows on mma.sync
+// The tensor-core kernel (f16/bf16): a warp per 16 or 32 rows on mma.sync
 // m16n8k16, the online softmax on the score fragments. K and V tiles arrive
 // by cp.async into rows padded to an odd number of 16-byte chunks (so
 // ldmatrix is free of bank conflicts) and the loads overlap the math as in
