@@ -9,17 +9,24 @@
 // 32 lanes' 4 registers): 67,584 bytes of dynamic shared memory. Each lane
 // stores its 16 fragments once; a tile reads them back a 16-wide step of D
 // at a time (one per row block), and each x4 ldmatrix of K (two 8-key
-// blocks) feeds 4 MMAs.
+// blocks) feeds 4 MMAs. In the partial tile one more MMA per key block and
+// row block adds 0 or -inf to the scores of its keys: A's column 0 all ones
+// (held by lanes 0, 4, ...) times a B row of -inf past the keys' end.
 // CHECK-LABEL: func.func @shared_query
 // CHECK: gpu.launch_func @shared_query_kernels::@shared_query blocks in (%c2, %c2, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c67584_i32
 // CHECK-LABEL: gpu.func @shared_query(
 // CHECK-SAME: attn.block_rows = 128
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f16
+// CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFC00 : f16
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f16
 // CHECK: %[[SHARED:.+]] = gpu.dynamic_shared_memory
 // CHECK: %[[K:.+]] = memref.view %[[SHARED]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x136xf16, #gpu.address_space<workgroup>>
 // CHECK: memref.view %[[SHARED]][%c17408][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x136xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[Q:.+]] = memref.view %[[SHARED]][%c34816][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32x4xi32, #gpu.address_space<workgroup>>
 // CHECK-COUNT-16: vector.store %{{.+}}, %[[Q]][%{{.+}}, %{{.+}}, %c0] {alignment = 16 : i64} : memref<64x32x4xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // CHECK-NOT: vector.store %{{.+}}, %[[Q]]
+// CHECK: %[[LEAD_ONE:.+]] = arith.select %{{.+}}, %[[ONE]], %[[ZERO]] : f16
+// CHECK: %[[ONES:.+]] = vector.from_elements %[[LEAD_ONE]], %[[ZERO]], %[[LEAD_ONE]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]], %[[ZERO]] : vector<4x2xf16>
 // CHECK: scf.for
 // CHECK: gpu.barrier
 // CHECK: vector.load %[[Q]]
@@ -28,6 +35,10 @@
 // CHECK: nvgpu.ldmatrix %[[K]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
 // CHECK-COUNT-4: nvgpu.mma.sync
 // CHECK-NOT: vector.store %{{.+}}, %[[Q]]
+// CHECK: %[[BIAS:.+]] = arith.select %{{.+}}, %[[NEG_INF]], %[[ZERO]] : f16
+// CHECK-NEXT: %[[BIAS_ROW:.+]] = vector.from_elements %[[BIAS]], %[[ZERO]], %[[ZERO]], %[[ZERO]] : vector<2x2xf16>
+// CHECK-NEXT: nvgpu.mma.sync(%[[ONES]], %[[BIAS_ROW]], %{{.+}})
+// CHECK-NEXT: nvgpu.mma.sync(%[[ONES]], %[[BIAS_ROW]], %{{.+}})
 // CHECK: gpu.return
 func.func @shared_query(%q: tensor<1x2x256x128xf16>, %k: tensor<1x2x256x128xf16>,
                         %v: tensor<1x2x256x128xf16>, %o: tensor<1x2x256x128xf16>)

@@ -327,6 +327,31 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
 
   BlockKeys keys = blockKeys(args, batch, head, qFirst);
   Value end = keys.end;
+  // With Q in shared memory (32-row warps, D > 64), keys past the end of a
+  // partial tile (zero-filled rows of K) are hidden by one more MMA per key
+  // block: A's column 0 all ones times B's row 0, 0 or -inf per key, adds
+  // -inf to their scores and 0 to the others (A's zeros never meet the
+  // -inf). That replaces a compare and a select per score, which pushed
+  // those kernels past 255 registers (sm_90, D = 128, 32-key tiles: 56
+  // bytes spilled, none now); the 16-row kernels grew by it, so they keep
+  // the test. A score_mod could map -inf back to a finite logit (softcap's
+  // tanh): it keeps the test too.
+  bool padByMma = op.getScoreMod().empty() && shape.queryInShared();
+  Value firstColumn, onesColumn, elementZero, elementNegInf;
+  if (padByMma) {
+    auto elementConstant = [&](double value) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getFloatAttr(element, value));
+    };
+    firstColumn = m.eq(pairCol, index(0));
+    elementZero = elementConstant(0.0);
+    elementNegInf = elementConstant(-std::numeric_limits<double>::infinity());
+    // Lane l holds A's columns 2 (l % 4) + {0, 1} of rows l / 4 and + 8.
+    Value one = arith::SelectOp::create(b, loc, firstColumn,
+                                        elementConstant(1.0), elementZero);
+    SmallVector<Value, 8> column(8, elementZero);
+    column[0] = column[2] = one;
+    onesColumn = vector::FromElementsOp::create(b, loc, fragA, column);
+  }
 
   // State: row max of this lane's rows, then their partial row sums, then
   // the output fragments of each row block, one per 8 of Dv;
@@ -396,6 +421,20 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
         };
         SmallVector<Value> logits(rowBlocks * keyBlocks * 4);
         auto maskKeyBlock = [&](int64_t nb) {
+          if (!whole && padByMma) {
+            // Lane l holds B's rows 2 (l % 4) + {0, 1} of key l / 4.
+            Value key = m.add(tileStart, m.add(group, index(nb * 8)));
+            Value bias = arith::SelectOp::create(
+                b, loc, m.both(firstColumn, m.sle(end, key)), elementNegInf,
+                elementZero);
+            Value biasRow = vector::FromElementsOp::create(
+                b, loc, VectorType::get({2, 2}, element),
+                ValueRange{bias, elementZero, elementZero, elementZero});
+            for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+              Value &acc = scores[rb * keyBlocks + nb];
+              acc = mmaSync(onesColumn, biasRow, acc);
+            }
+          }
           for (int64_t r = 0; r < laneRows; ++r)
             for (int64_t c = 0; c < 2; ++c) {
               Value score = vector::ExtractOp::create(
@@ -405,7 +444,9 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                 score = arith::MulFOp::create(b, loc, score, scale);
               Value j = m.add(tileStart, m.add(pairCol, index(nb * 8 + c)));
               // Keys past the tile's end are padding.
-              Value inside = whole ? Value() : m.both(valid[r], m.slt(j, end));
+              Value inside = whole      ? Value()
+                             : padByMma ? valid[r]
+                                        : m.both(valid[r], m.slt(j, end));
               logits[logitAt(r, nb, c)] =
                   maskedLogit(args, rowMasks[r], score, batch, rowHeads[r],
                               rows[r], j, inside);
