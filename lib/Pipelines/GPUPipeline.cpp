@@ -30,16 +30,7 @@ std::string mlir::attn::getCUDAToolkitPath(StringRef requested) {
 void mlir::attn::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
   ConvertAttnToGPUOptions convert;
-  convert.blockRows = options.blockRows;
-  convert.kvTileSize = options.kvTileSize;
-  convert.mmaKvTileSize = options.mmaKvTileSize;
-  convert.mmaBlockRows = options.mmaBlockRows;
-  convert.mma = options.mma;
-  convert.minBlocksPerSM = options.minBlocksPerSM;
-  convert.kvSplits = options.kvSplits;
-  convert.packGqa = options.packGqa;
-  convert.kvStages = options.kvStages;
-  convert.mmaWarpRows = options.mmaWarpRows;
+  copyGPUKernelOptions(convert, options);
   pm.addPass(createConvertAttnToGPU(convert));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

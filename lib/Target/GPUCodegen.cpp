@@ -175,16 +175,7 @@ static FailureOr<LoweredKernel> lowerToPTX(func::FuncOp func, StringRef name,
   pipeline.chip = options.chip;
   pipeline.toolkit = options.toolkit;
   pipeline.format = "isa";
-  pipeline.blockRows = options.blockRows;
-  pipeline.kvTileSize = options.kvTileSize;
-  pipeline.mmaKvTileSize = options.mmaKvTileSize;
-  pipeline.mmaBlockRows = options.mmaBlockRows;
-  pipeline.mma = options.mma;
-  pipeline.minBlocksPerSM = options.minBlocksPerSM;
-  pipeline.kvSplits = options.kvSplits;
-  pipeline.packGqa = options.packGqa;
-  pipeline.kvStages = options.kvStages;
-  pipeline.mmaWarpRows = options.mmaWarpRows;
+  copyGPUKernelOptions(pipeline, options);
   buildGPUPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return failure();

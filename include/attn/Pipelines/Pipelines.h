@@ -139,6 +139,23 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::init(true)};
 };
 
+/// Copies the options that shape the GPU kernels (attn-convert-to-gpu's)
+/// between any two option structs that name them alike: the pass's, the
+/// pipeline's and GPUTargetOptions.
+template <typename To, typename From>
+void copyGPUKernelOptions(To &to, const From &from) {
+  to.blockRows = from.blockRows;
+  to.kvTileSize = from.kvTileSize;
+  to.mmaKvTileSize = from.mmaKvTileSize;
+  to.mmaBlockRows = from.mmaBlockRows;
+  to.mma = from.mma;
+  to.minBlocksPerSM = from.minBlocksPerSM;
+  to.kvSplits = from.kvSplits;
+  to.packGqa = from.packGqa;
+  to.kvStages = from.kvStages;
+  to.mmaWarpRows = from.mmaWarpRows;
+}
+
 /// attn-gpu-pipeline: from attention kernel functions on tensors to a
 /// gpu.binary (PTX or cubin for `chip`) and host functions on memrefs that
 /// gpu.launch_func its kernels.
