@@ -44,6 +44,7 @@ static const char *const kPipelines[] = {
     "builtin.module(attn-lower-ukernel-ops-to-calls)",
     "builtin.module(attn-convert-to-gpu)",
     "builtin.module(attn-convert-to-gpu{mma=true kv-stages=2 pack-gqa=false})",
+    "builtin.module(attn-convert-to-gpu{mma=true mma-query-in-shared=true})",
     "builtin.module(attn-cpu-pipeline)",
     "builtin.module(attn-cpu-pipeline{fused=false})",
     "builtin.module(attn-convert-to-gpu{mma=true},canonicalize,cse,"

@@ -470,6 +470,12 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     than 32 registers (D > 64), Q goes to shared memory once, in fragment
     order (one 16-byte load a lane per fragment), and Q K^T runs over D
     outermost so a fragment is read once a tile.
+
+    `mma-query-in-shared` puts Q in shared memory that way for any warp
+    rows and D: the 16-row kernel at D = 128 then drops from 171 registers
+    to 158 with 64-key tiles (3 blocks of 4 warps per SM rather than 2) and
+    to 127 with 32-key ones (4 blocks), for 16 KiB more shared memory a
+    block and one 16-byte load a lane per fragment and tile.
   }];
   let options = [
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"32",
@@ -509,6 +515,12 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "row blocks sharing each K and V fragment, as FlashAttention-2; "
            "blocks of 128 rows by default, Q in shared memory for D > 64; "
            "decoding keeps 16)">,
+    Option<"mmaQueryInShared", "mma-query-in-shared", "bool",
+           /*default=*/"false",
+           "Keep the tensor-core kernel's Q fragments in shared memory, "
+           "read back a 16-wide step of D per tile, for any D (fewer "
+           "registers, more blocks per SM; default: only where a warp's "
+           "would take more than 32 registers, 32-row warps at D > 64)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -126,6 +126,12 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                      "(two row blocks sharing each K and V fragment, in "
                      "blocks of 128 rows)"),
       llvm::cl::init(16)};
+  PassOptions::Option<bool> mmaQueryInShared{
+      *this, "mma-query-in-shared",
+      llvm::cl::desc("Keep the tensor-core kernel's Q fragments in shared "
+                     "memory for any D (fewer registers, more blocks per SM; "
+                     "default: only for warps of 32 rows at D > 64)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> packGqa{
       *this, "pack-gqa",
       llvm::cl::desc("Pack the query heads sharing a KV head into one block "
@@ -154,6 +160,7 @@ void copyGPUKernelOptions(To &to, const From &from) {
   to.packGqa = from.packGqa;
   to.kvStages = from.kvStages;
   to.mmaWarpRows = from.mmaWarpRows;
+  to.mmaQueryInShared = from.mmaQueryInShared;
 }
 
 /// attn-gpu-pipeline: from attention kernel functions on tensors to a

@@ -90,6 +90,13 @@ struct CPUKernelFlags {
                      "V fragment read, in blocks of 128 rows, as "
                      "FlashAttention-2; decoding keeps 16)"),
       llvm::cl::init(16), llvm::cl::cat(codegenOptionCategory())};
+  llvm::cl::opt<bool> mmaQueryInShared{
+      "mma-query-in-shared",
+      llvm::cl::desc("GPU: keep the tensor-core kernel's Q fragments in "
+                     "shared memory for any D, read back a step of D per "
+                     "tile (fewer registers, more blocks per SM; default: "
+                     "only for warps of 32 rows at D > 64)"),
+      llvm::cl::init(false), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<bool> packGqa{
       "pack-gqa",
       llvm::cl::desc("GPU: one block computes all the query heads sharing a "
@@ -131,6 +138,7 @@ struct CPUKernelFlags {
     options.packGqa = packGqa;
     options.kvStages = kvStages;
     options.mmaWarpRows = mmaWarpRows;
+    options.mmaQueryInShared = mmaQueryInShared;
     return options;
   }
 

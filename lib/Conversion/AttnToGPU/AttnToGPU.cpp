@@ -228,6 +228,7 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     KernelShape shape{rows, 4, 16 * steps, d, dv};
     shape.mma = true;
     shape.warpRows = warpRows;
+    shape.sharedQuery = options.mmaQueryInShared;
     shape.unguardedWholeTiles = !lean;
     shape.kvStages = options.kvStages;
     // Double-buffered tiles and Q in shared memory may take dynamic shared
@@ -485,10 +486,10 @@ struct ConvertAttnToGPUPass
       if (!func.isExternal())
         kernels.push_back(func);
     for (func::FuncOp func : kernels)
-      if (failed(convertAttentionToGPU(func, {blockRows, kvTileSize,
-                                              mmaKvTileSize, mmaBlockRows, mma,
-                                              minBlocksPerSM, kvSplits,
-                                              kvStages, packGqa, mmaWarpRows})))
+      if (failed(convertAttentionToGPU(
+              func, {blockRows, kvTileSize, mmaKvTileSize, mmaBlockRows, mma,
+                     minBlocksPerSM, kvSplits, kvStages, packGqa, mmaWarpRows,
+                     mmaQueryInShared})))
         return signalPassFailure();
     materializeBlockBitmapTables(getOperation());
   }

@@ -34,6 +34,9 @@ struct KernelShape {
   /// m16n8k16 row block) or 32 (two, as FlashAttention-2: each K and V
   /// fragment read from shared memory feeds twice the MMAs).
   int64_t warpRows = 16;
+  /// Whether Q stays in shared memory whatever the warp's rows and D (see
+  /// queryInShared).
+  bool sharedQuery = false;
   /// Whether the tensor cores' cp.async copies of a tile that ends before
   /// the visible keys do skip the per-row guards (cheaper, but their
   /// addresses stay live in registers).
@@ -78,9 +81,12 @@ struct KernelShape {
   /// The m16n8k16 row blocks of a warp.
   int64_t rowBlocks() const { return warpRows / 16; }
   /// Whether the tensor-core kernel keeps Q in shared memory rather than in
-  /// registers: where the fragments of a warp's rows would take more than 32
-  /// registers (two row blocks of D > 64), as FlashAttention-2 does.
-  bool queryInShared() const { return mma && rowBlocks() * headDim > 128; }
+  /// registers: when asked (sharedQuery), or where the fragments of a warp's
+  /// rows would take more than 32 registers (two row blocks of D > 64), as
+  /// FlashAttention-2 does.
+  bool queryInShared() const {
+    return mma && (sharedQuery || rowBlocks() * headDim > 128);
+  }
   /// The shape of that Q buffer (of i32): the A fragments of every row
   /// block and 16 of D, each as 32 lanes' 4 registers (one 16-byte load a
   /// lane).

@@ -327,16 +327,18 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
 
   BlockKeys keys = blockKeys(args, batch, head, qFirst);
   Value end = keys.end;
-  // With Q in shared memory (32-row warps, D > 64), keys past the end of a
+  // In 32-row warps with Q in shared memory, keys past the end of a
   // partial tile (zero-filled rows of K) are hidden by one more MMA per key
   // block: A's column 0 all ones times B's row 0, 0 or -inf per key, adds
   // -inf to their scores and 0 to the others (A's zeros never meet the
   // -inf). That replaces a compare and a select per score, which pushed
   // those kernels past 255 registers (sm_90, D = 128, 32-key tiles: 56
-  // bytes spilled, none now); the 16-row kernels grew by it, so they keep
-  // the test. A score_mod could map -inf back to a finite logit (softcap's
-  // tanh): it keeps the test too.
-  bool padByMma = op.getScoreMod().empty() && shape.queryInShared();
+  // bytes spilled, none now). The 16-row kernels gained nothing by it (Q in
+  // registers: 2 to 52 more registers; in shared memory: 0 to 6), so they
+  // keep the test, as does a score_mod, which could map -inf back to a
+  // finite logit (softcap's tanh).
+  bool padByMma = op.getScoreMod().empty() && shape.queryInShared() &&
+                  shape.rowBlocks() > 1;
   Value firstColumn, onesColumn, elementZero, elementNegInf;
   if (padByMma) {
     auto elementConstant = [&](double value) -> Value {
