@@ -371,6 +371,53 @@ def LowerUKernelOpsToCalls : Pass<"attn-lower-ukernel-ops-to-calls",
   ];
 }
 
+def LowerNestedLinalgToLoops : Pass<"attn-lower-nested-linalg-to-loops"> {
+  let summary = "Lower linalg ops inside parallel loops to sequential loops";
+  let description = [{
+    Every linalg op on buffers nested in an `scf.parallel` (the tile loops of
+    the fused kernel, after `scf-forall-to-parallel`) becomes a nest of
+    `scf.for` loops. The ops inside a tile (the masks and modified scores of
+    a micro-kernel step, the linalg steps) then stay on the tile's thread:
+    as `scf.parallel` they would become nested OpenMP regions that run
+    serialized anyway, and whose collapsed loop divides its index per
+    element, which keeps LLVM from vectorizing it. Linalg ops outside any
+    parallel loop (projections, the unfused kernel) are left for
+    `convert-linalg-to-parallel-loops`.
+
+    ```mlir
+    scf.parallel (%t) = ... {
+      linalg.generic ... outs(%tile : memref<64x?xf32, ...>) { ... }
+    }
+    // becomes
+    scf.parallel (%t) = ... {
+      scf.for %i = ... { scf.for %j = ... { ... memref.store ... } }
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def ApproximateMath : Pass<"attn-approximate-math"> {
+  let summary = "Replace math.tanh with a polynomial approximation";
+  let description = [{
+    Rewrites f32 `math.tanh` (and vectors of it) into MLIR's polynomial
+    approximation: arithmetic, selects and a clamp, with no call. LLVM lowers
+    `math.tanh` to a call of libm's `tanhf`, which keeps every loop holding
+    it scalar (about 20 ns a call here); the approximation vectorizes. Its
+    error is a few ulp, and it keeps tanh's limits: +-1 past |x| ~ 7.9, x
+    itself near 0, and NaN for NaN. The CPU pipeline runs it before the
+    math-to-LLVM conversion, for softcap score_mods and additive attention.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
   let summary = "Turn attention kernel functions into gpu.func kernels and "
                 "launching host functions (the GPU FMA path)";

@@ -109,6 +109,8 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   // OpenMP work-sharing loops (the thread count is libomp's:
   // OMP_NUM_THREADS or omp_set_num_threads).
   pm.addPass(createForallToParallelLoopPass());
+  // Linalg inside a tile stays on the tile's thread, as vectorizable loops.
+  pm.addNestedPass<func::FuncOp>(createLowerNestedLinalgToLoops());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());
@@ -119,6 +121,8 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertOpenMPToLLVMPass());
+  // tanh as arithmetic LLVM can vectorize, not a libm call.
+  pm.addPass(createApproximateMath());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());

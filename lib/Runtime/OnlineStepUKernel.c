@@ -248,20 +248,84 @@ INLINE float rawScore(int kind, const void *qRow, int64_t qStride,
   return s;
 }
 
+/* Packs keys [j0, j0 + nc) of (b, hk) transposed and scaled into kt
+ * [D, NC] (zeros past nc), with the Gaussian -|k|^2 / 2 * scale per key in
+ * keyBias (else 0). */
+INLINE void packKeyChunk(int kind, view4 k, int64_t b, int64_t hk, int64_t j0,
+                         int64_t nc, int64_t D, float scale, int gaussian,
+                         float *kt, float *keyBias) {
+  for (int64_t j = 0; j < NC; ++j) {
+    const void *kRow = row(k, b, hk, j0 + (j < nc ? j : 0));
+    float norm = 0;
+    for (int64_t d = 0; d < D; ++d) {
+      float kd = j < nc ? element(kind, kRow, d * k.f) : 0.0f;
+      kt[d * NC + j] = kd * scale;
+      norm += kd * kd;
+    }
+    keyBias[j] = gaussian ? -0.5f * scale * norm : 0.0f;
+  }
+}
+
+/* Query rows [i0, i0 + rows) of (b, h), rows past the end repeating the
+ * last: pointers into q (f32, stride *qStride) or, converted, into qt. */
+INLINE void loadQueryRows(int kind, view4 q, int64_t b, int64_t h, int64_t i0,
+                          int rows, int64_t D, float qt[R][MAX_D],
+                          const float *qRows[R], int64_t *qStride) {
+  *qStride = kind == F32 ? q.f : 1;
+  for (int r = 0; r < R; ++r) {
+    int64_t i = i0 + (r < rows ? r : rows - 1);
+    qRows[r] = row(q, b, h, i);
+    if (kind != F32) {
+      for (int64_t d = 0; d < D; ++d)
+        qt[r][d] = element(kind, qRows[r], d * q.f);
+      qRows[r] = qt[r];
+    }
+  }
+}
+
+/* s = Q (K * scale)^T + keyBias for R query rows and a packed key chunk. */
+INLINE void blockScores(const float *const qRows[R], int64_t qStride,
+                        const float *kt, const float *keyBias, int64_t D,
+                        float s[R][NC]) {
+  vf c[R][NV] = {{{0}}};
+  for (int64_t d = 0; d < D; ++d) {
+    vf kv[NV];
+    for (int w = 0; w < NV; ++w)
+      kv[w] = load(kt + d * NC + w * VL);
+    for (int r = 0; r < R; ++r) {
+      vf qd = splat(qRows[r][d * qStride]);
+      for (int w = 0; w < NV; ++w)
+        c[r][w] += qd * kv[w];
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int w = 0; w < NV; ++w)
+      store(&s[r][w * VL], c[r][w] + load(keyBias + w * VL));
+}
+
+/* The scaled score of (b, h, i, j): read from `scores` when given, else
+ * computed from q and k. */
+INLINE float scaledScore(int kind, view4 q, view4 k, broadcast4 scores,
+                         int64_t b, int64_t h, int64_t groups, int64_t i,
+                         int64_t j, int64_t D, float scale, int gaussian) {
+  if (scores.base)
+    return *(const float *)at(scores, b, h, i, j);
+  return scale * rawScore(kind, row(q, b, h, i), q.f, row(k, b, h / groups, j),
+                          k.f, D, gaussian);
+}
+
 /* Scalar form of the step, for strides the vector path cannot load and head
  * dims its packed chunk cannot hold. */
-INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v,
-                             broadcast4 mask, broadcast4 bias, view4 acc,
-                             const attn_memref3_f32 *max,
-                             const attn_memref3_f32 *sum, int64_t B, int64_t Hq,
-                             int64_t groups, int64_t M, int64_t N, int64_t D,
-                             int64_t Dv, float scale, int gaussian,
-                             int64_t qPos, int64_t kvPos, int64_t bandLo,
-                             int64_t bandHi) {
+INLINE void
+onlineStepScalar(int kind, view4 q, view4 k, view4 v, broadcast4 mask,
+                 broadcast4 bias, broadcast4 scores, view4 acc,
+                 const attn_memref3_f32 *max, const attn_memref3_f32 *sum,
+                 int64_t B, int64_t Hq, int64_t groups, int64_t M, int64_t N,
+                 int64_t D, int64_t Dv, float scale, int gaussian, int64_t qPos,
+                 int64_t kvPos, int64_t bandLo, int64_t bandHi) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h)
       for (int64_t i = 0; i < M; ++i) {
-        const void *qRow = row(q, b, h, i);
         float *aRow = row(acc, b, h, i);
         float *mx = statistic(max, b, h, i), *sm = statistic(sum, b, h, i);
         int64_t diff0 = kvPos - (qPos + i);
@@ -269,10 +333,10 @@ INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v,
         for (int64_t j = 0; j < N; ++j) {
           if (diff0 + j < bandLo || diff0 + j > bandHi)
             continue;
-          const void *kRow = row(k, b, h / groups, j);
-          float s = rawScore(kind, qRow, q.f, kRow, k.f, D, gaussian);
-          newMax = maximum(
-              newMax, maskedScore(kind, mask, bias, s * scale, b, h, i, j));
+          float s = scaledScore(kind, q, k, scores, b, h, groups, i, j, D,
+                                scale, gaussian);
+          newMax =
+              maximum(newMax, maskedScore(kind, mask, bias, s, b, h, i, j));
         }
         float alpha = newMax == -INFINITY ? 0.0f : expf(*mx - newMax);
         float rowSum = 0;
@@ -281,10 +345,10 @@ INLINE void onlineStepScalar(int kind, view4 q, view4 k, view4 v,
         for (int64_t j = 0; j < N && newMax != -INFINITY; ++j) {
           if (diff0 + j < bandLo || diff0 + j > bandHi)
             continue;
-          const void *kRow = row(k, b, h / groups, j);
           const void *vRow = row(v, b, h / groups, j);
-          float s = rawScore(kind, qRow, q.f, kRow, k.f, D, gaussian);
-          float score = maskedScore(kind, mask, bias, s * scale, b, h, i, j);
+          float s = scaledScore(kind, q, k, scores, b, h, groups, i, j, D,
+                                scale, gaussian);
+          float score = maskedScore(kind, mask, bias, s, b, h, i, j);
           if (score == -INFINITY)
             continue;
           float p = expf(score - newMax);
@@ -303,6 +367,7 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
                        const attn_memref4_f32 *km, const attn_memref4_f32 *vm,
                        const attn_memref4_f32 *maskm,
                        const attn_memref4_f32 *biasm,
+                       const attn_memref4_f32 *scoresm,
                        const attn_memref4_f32 *accm,
                        const attn_memref3_f32 *max, const attn_memref3_f32 *sum,
                        float scale, int64_t layout, int64_t qPos, int64_t kvPos,
@@ -316,6 +381,7 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
   view4 acc = makeView(accm, 4, hPos, sPos);
   broadcast4 mask = makeBroadcast(maskm, 1, flags & ATTN_UK_HAS_MASK);
   broadcast4 bias = makeBroadcast(biasm, bytes, flags & ATTN_UK_HAS_BIAS);
+  broadcast4 scores = makeBroadcast(scoresm, 4, flags & ATTN_UK_GIVEN_SCORES);
   int64_t B = qm->sizes[0], Hq = qm->sizes[hPos], M = qm->sizes[sPos];
   int64_t D = qm->sizes[3], Hkv = km->sizes[hPos], N = km->sizes[sPos];
   int64_t Dv = vm->sizes[3];
@@ -326,10 +392,10 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
   /* f32 values are read in place (unit stride); others are converted per
    * chunk into a buffer of MAX_D columns. */
   if ((kind == F32 && v.f != 1) || acc.f != 1 || D > MAX_D ||
-      (kind != F32 && Dv > MAX_D))
-    return onlineStepScalar(kind, q, k, v, mask, bias, acc, max, sum, B, Hq,
-                            groups, M, N, D, Dv, scale, gaussian, qPos, kvPos,
-                            bandLo, bandHi);
+      (kind != F32 && Dv > MAX_D) || (scores.base && scores.j > 1))
+    return onlineStepScalar(kind, q, k, v, mask, bias, scores, acc, max, sum, B,
+                            Hq, groups, M, N, D, Dv, scale, gaussian, qPos,
+                            kvPos, bandLo, bandHi);
 
   float kt[MAX_D * NC]; /* the key chunk, transposed and scaled: [D, NC] */
   float vt[NC * MAX_D]; /* f16/bf16: the value chunk as f32, [NC, Dv] */
@@ -340,16 +406,8 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
     for (int64_t hk = 0; hk < Hkv; ++hk)
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
-        for (int64_t j = 0; j < NC; ++j) {
-          const void *kRow = row(k, b, hk, j0 + (j < nc ? j : 0));
-          float norm = 0;
-          for (int64_t d = 0; d < D; ++d) {
-            float kd = j < nc ? element(kind, kRow, d * k.f) : 0.0f;
-            kt[d * NC + j] = kd * scale;
-            norm += kd * kd;
-          }
-          keyBias[j] = gaussian ? -0.5f * scale * norm : 0.0f;
-        }
+        if (!scores.base)
+          packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
         const float *vChunk = row(v, b, hk, j0);
         int64_t vStride = v.s;
         if (kind != F32) {
@@ -374,35 +432,22 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
             if (mask.base && !anyVisible(mask, b, h, i0, rows, j0, nc))
               continue;
             /* Rows past the end repeat the last row and are not stored. */
-            const float *qRows[R];
             float *accRows[R];
-            int64_t qStride = kind == F32 ? q.f : 1;
-            for (int r = 0; r < R; ++r) {
-              int64_t i = i0 + (r < rows ? r : rows - 1);
-              qRows[r] = row(q, b, h, i);
-              accRows[r] = row(acc, b, h, i);
-              if (kind != F32) {
-                for (int64_t d = 0; d < D; ++d)
-                  qt[r][d] = element(kind, qRows[r], d * q.f);
-                qRows[r] = qt[r];
-              }
-            }
-
-            /* S = Q (K * scale)^T + keyBias, R x NC. */
-            vf c[R][NV] = {{{0}}};
-            for (int64_t d = 0; d < D; ++d) {
-              vf kv[NV];
-              for (int w = 0; w < NV; ++w)
-                kv[w] = load(kt + d * NC + w * VL);
-              for (int r = 0; r < R; ++r) {
-                vf qd = splat(qRows[r][d * qStride]);
-                for (int w = 0; w < NV; ++w)
-                  c[r][w] += qd * kv[w];
-              }
-            }
             for (int r = 0; r < R; ++r)
-              for (int w = 0; w < NV; ++w)
-                store(&s[r][w * VL], c[r][w] + load(keyBias + w * VL));
+              accRows[r] = row(acc, b, h, i0 + (r < rows ? r : rows - 1));
+
+            /* S = Q (K * scale)^T + keyBias, R x NC, or the given scores
+             * (keys past nc are hidden below). */
+            if (scores.base) {
+              for (int r = 0; r < rows; ++r)
+                memcpy(s[r], at(scores, b, h, i0 + r, j0),
+                       (size_t)nc * sizeof(float));
+            } else {
+              const float *qRows[R];
+              int64_t qStride;
+              loadQueryRows(kind, q, b, h, i0, rows, D, qt, qRows, &qStride);
+              blockScores(qRows, qStride, kt, keyBias, D, s);
+            }
 
             /* Online softmax, row by row; hidden keys score -inf. */
             for (int r = 0; r < R; ++r) {
@@ -487,9 +532,65 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
 
 #define DEFINE_ONLINE_STEP(suffix, kind)                                       \
   ATTN_UK_ONLINE_STEP_SIGNATURE(suffix) {                                      \
-    onlineStep(kind, q, k, v, mask, bias, acc, max, sum, scale, layout, q_pos, \
-               kv_pos, band_lo, band_hi, flags);                               \
+    onlineStep(kind, q, k, v, mask, bias, scores, acc, max, sum, scale,        \
+               layout, q_pos, kv_pos, band_lo, band_hi, flags);                \
   }
 DEFINE_ONLINE_STEP(f32, F32)
 DEFINE_ONLINE_STEP(f16, F16)
 DEFINE_ONLINE_STEP(bf16, BF16)
+
+/* The scores of one step (see UKernels.h): the products of the online step,
+ * stored instead of folded. */
+INLINE void stepScores(int kind, const attn_memref4_f32 *qm,
+                       const attn_memref4_f32 *km,
+                       const attn_memref4_f32 *scoresm, float scale,
+                       int64_t layout, int64_t flags) {
+  int hPos = layout == ATTN_UK_BSHD ? 2 : 1;
+  int sPos = layout == ATTN_UK_BSHD ? 1 : 2;
+  int64_t bytes = kind == F32 ? 4 : 2;
+  view4 q = makeView(qm, bytes, hPos, sPos),
+        k = makeView(km, bytes, hPos, sPos);
+  view4 out = makeView(scoresm, 4, 1, 2);
+  int64_t B = qm->sizes[0], Hq = qm->sizes[hPos], M = qm->sizes[sPos];
+  int64_t D = qm->sizes[3], Hkv = km->sizes[hPos], N = km->sizes[sPos];
+  if (B == 0 || M == 0 || N == 0 || Hkv == 0)
+    return;
+  int64_t groups = Hq / Hkv;
+  int gaussian = (flags & ATTN_UK_GAUSSIAN) != 0;
+  if (D > MAX_D || out.f != 1) {
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < Hq; ++h)
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j)
+            *((float *)row(out, b, h, i) + j * out.f) =
+                scale * rawScore(kind, row(q, b, h, i), q.f,
+                                 row(k, b, h / groups, j), k.f, D, gaussian);
+    return;
+  }
+  float kt[MAX_D * NC], qt[R][MAX_D], keyBias[NC], s[R][NC];
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t hk = 0; hk < Hkv; ++hk)
+      for (int64_t j0 = 0; j0 < N; j0 += NC) {
+        int64_t nc = N - j0 < NC ? N - j0 : NC;
+        packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
+        for (int64_t h = hk * groups; h < (hk + 1) * groups; ++h)
+          for (int64_t i0 = 0; i0 < M; i0 += R) {
+            int rows = M - i0 < R ? (int)(M - i0) : R;
+            const float *qRows[R];
+            int64_t qStride;
+            loadQueryRows(kind, q, b, h, i0, rows, D, qt, qRows, &qStride);
+            blockScores(qRows, qStride, kt, keyBias, D, s);
+            for (int r = 0; r < rows; ++r)
+              memcpy((float *)row(out, b, h, i0 + r) + j0, s[r],
+                     (size_t)nc * sizeof(float));
+          }
+      }
+}
+
+#define DEFINE_SCORES(suffix, kind)                                            \
+  ATTN_UK_SCORES_SIGNATURE(suffix) {                                           \
+    stepScores(kind, q, k, scores, scale, layout, flags);                      \
+  }
+DEFINE_SCORES(f32, F32)
+DEFINE_SCORES(f16, F16)
+DEFINE_SCORES(bf16, BF16)

@@ -209,13 +209,17 @@ static LogicalResult linkBitcode(llvm::Module &module, Location loc,
   return success();
 }
 
+/// The micro-kernels' entry points (UKernels.h).
+static constexpr StringLiteral kUKernelNames[] = {
+    ATTN_UK_ONLINE_STEP_F32, ATTN_UK_ONLINE_STEP_F16, ATTN_UK_ONLINE_STEP_BF16,
+    ATTN_UK_SCORES_F32,      ATTN_UK_SCORES_F16,      ATTN_UK_SCORES_BF16};
+
 /// Links the micro-kernels the module calls, in the vector width of its
 /// target features.
 static LogicalResult linkUKernels(llvm::Module &module, Location loc,
                                   StringRef features) {
   SmallVector<std::string> entries;
-  for (StringRef name : {ATTN_UK_ONLINE_STEP_F32, ATTN_UK_ONLINE_STEP_F16,
-                         ATTN_UK_ONLINE_STEP_BF16})
+  for (StringRef name : kUKernelNames)
     entries.push_back(("_mlir_ciface_" + name).str());
   if (llvm::none_of(entries, [&](const std::string &entry) {
         return module.getFunction(entry);
@@ -233,8 +237,7 @@ static LogicalResult linkUKernels(llvm::Module &module, Location loc,
   // kernel calls the step twice (full and edge tiles); LLVM then left the
   // C-interface wrapper MLIR emits, with the micro-kernel inlined in it, out
   // of line: measured, ~20% fewer useful FLOP/s under a causal mask.
-  for (StringRef name : {ATTN_UK_ONLINE_STEP_F32, ATTN_UK_ONLINE_STEP_F16,
-                         ATTN_UK_ONLINE_STEP_BF16})
+  for (StringRef name : kUKernelNames)
     for (std::string symbol : {name.str(), ("_mlir_ciface_" + name).str()})
       if (llvm::Function *fn = module.getFunction(symbol)) {
         fn->removeFnAttr(llvm::Attribute::NoInline);

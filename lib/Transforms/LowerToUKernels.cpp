@@ -119,6 +119,76 @@ static Value materializePositionMasks(OpBuilder &b, Location loc,
   return generic.getResult(0);
 }
 
+/// The scores of `op`'s step with its score_mod and relative-position bias
+/// applied, as f32 [B, Hq, Sq, Sk]: the `scoresUKernel` micro-kernel writes
+/// the scaled products, then one linalg.generic modifies them in place. The
+/// region runs once per score, as in the linalg step, but the products and
+/// the softmax stay in the micro-kernels.
+static Value materializeModifiedScores(OpBuilder &b, Location loc,
+                                       OnlineAttentionOp op,
+                                       const AttentionPosition &position,
+                                       StringRef scoresUKernel,
+                                       ValueRange scalars) {
+  Layout layout = op.getLayout();
+  Value q = op.getQuery();
+  SmallVector<OpFoldResult> sizes = {
+      tensor::getMixedSize(b, loc, q, 0),
+      tensor::getMixedSize(b, loc, q, getHeadDimPos(layout)),
+      tensor::getMixedSize(b, loc, q, getSeqDimPos(layout)),
+      tensor::getMixedSize(b, loc, op.getKey(), getSeqDimPos(layout))};
+  Value init = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
+  Value products = UKernelGenericOp::create(
+                       b, loc, init.getType(), b.getStringAttr(scoresUKernel),
+                       ValueRange{q, op.getKey()}, ValueRange{init}, scalars)
+                       .getResult(0);
+  Region &scoreMod = op.getScoreMod();
+  Value table = op.getRelBias();
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
+  SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{}, ValueRange{products}, maps,
+      iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        // Whole-problem indices.
+        SmallVector<Value, 4> indices;
+        for (int64_t d = 0; d < 4; ++d)
+          indices.push_back(arith::AddIOp::create(
+              nb, nl, linalg::IndexOp::create(nb, nl, d), position.offsets[d]));
+        Value score = args[0];
+        if (!scoreMod.empty()) {
+          SmallVector<Value, 5> regionArgs = {score};
+          llvm::append_range(regionArgs, indices);
+          score = inlineRegion(nb, scoreMod, regionArgs);
+        }
+        if (table)
+          score = arith::AddFOp::create(
+              nb, nl, score,
+              tensor::ExtractOp::create(
+                  nb, nl, table,
+                  ValueRange{indices[1],
+                             buildRelPosBucket(nb, nl, op.getRelposAttr(),
+                                               indices[2], indices[3])}));
+        linalg::YieldOp::create(nb, nl, score);
+      });
+  return generic.getResult(0);
+}
+
+namespace {
+/// The micro-kernels of one element type of q, k and v.
+struct UKernelNames {
+  StringRef step, scores;
+};
+} // namespace
+
+static std::optional<UKernelNames> getUKernelNames(Type elementType) {
+  if (elementType.isF32())
+    return UKernelNames{ATTN_UK_ONLINE_STEP_F32, ATTN_UK_SCORES_F32};
+  if (elementType.isF16())
+    return UKernelNames{ATTN_UK_ONLINE_STEP_F16, ATTN_UK_SCORES_F16};
+  if (elementType.isBF16())
+    return UKernelNames{ATTN_UK_ONLINE_STEP_BF16, ATTN_UK_SCORES_BF16};
+  return std::nullopt;
+}
+
 static Alignment getAlignment(StructuredMaskAttrInterface mask) {
   if (auto causal = dyn_cast_or_null<CausalMaskAttr>(mask))
     return causal.getAlignment();
@@ -135,17 +205,15 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
   if (getElementTypeOrSelf(op.getKey()) != elementType ||
       getElementTypeOrSelf(op.getValue()) != elementType)
     return rewriter.notifyMatchFailure(op, "q, k and v differ in type");
-  StringRef name = elementType.isF32()    ? ATTN_UK_ONLINE_STEP_F32
-                   : elementType.isF16()  ? ATTN_UK_ONLINE_STEP_F16
-                   : elementType.isBF16() ? ATTN_UK_ONLINE_STEP_BF16
-                                          : StringRef();
-  if (name.empty())
+  std::optional<UKernelNames> names = getUKernelNames(elementType);
+  if (!names)
     return rewriter.notifyMatchFailure(op, "no micro-kernel for this type");
-  if (!op.getScoreMod().empty() || op.getRelBias() ||
-      op.getSimilarity() == Similarity::Additive)
+  if (op.getSimilarity() == Similarity::Additive)
     return rewriter.notifyMatchFailure(
-        op, "the micro-kernel takes no score_mod, rel_bias or additive "
-            "similarity");
+        op, "the micro-kernel takes no additive similarity");
+  // A score_mod or rel_bias runs between the products and the softmax: the
+  // step then reads scores computed beforehand.
+  bool modifiedScores = !op.getScoreMod().empty() || op.getRelBias();
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
   bool positionMasks = !op.getMaskMod().empty() ||
                        (mask && !isBandMask(mask)) || hasRunTimeMasks(op);
@@ -208,20 +276,26 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
                          ? materializePositionMasks(rewriter, loc, op, position)
                          : asRank4(op.getMask(), rewriter.getI1Type());
   Value biasTensor = asRank4(op.getBias(), elementType);
-  int64_t flags =
-      (op.getMask() || positionMasks ? ATTN_UK_HAS_MASK : 0) |
-      (op.getBias() ? ATTN_UK_HAS_BIAS : 0) |
-      (op.getSimilarity() == Similarity::Gaussian ? ATTN_UK_GAUSSIAN : 0);
-  bool bshd = op.getLayout() == Layout::BSHD;
-  SmallVector<Value> scalars = {
-      scale,           i64(bshd ? ATTN_UK_BSHD : ATTN_UK_BHSD),
-      toI64(qPos),     toI64(position.offsets[3]),
-      i64(band.first), i64(band.second),
-      i64(flags)};
+  int64_t similarityFlags =
+      op.getSimilarity() == Similarity::Gaussian ? ATTN_UK_GAUSSIAN : 0;
+  Value layout =
+      i64(op.getLayout() == Layout::BSHD ? ATTN_UK_BSHD : ATTN_UK_BHSD);
+  Value scoresTensor = modifiedScores
+                           ? materializeModifiedScores(
+                                 rewriter, loc, op, position, names->scores,
+                                 {scale, layout, i64(similarityFlags)})
+                           : asRank4(Value(), rewriter.getF32Type());
+  int64_t flags = (op.getMask() || positionMasks ? ATTN_UK_HAS_MASK : 0) |
+                  (op.getBias() ? ATTN_UK_HAS_BIAS : 0) |
+                  (modifiedScores ? ATTN_UK_GIVEN_SCORES : similarityFlags);
+  SmallVector<Value> scalars = {scale,           layout,
+                                toI64(qPos),     toI64(position.offsets[3]),
+                                i64(band.first), i64(band.second),
+                                i64(flags)};
   auto ukernel = UKernelGenericOp::create(
-      rewriter, loc, op.getResultTypes(), rewriter.getStringAttr(name),
+      rewriter, loc, op.getResultTypes(), rewriter.getStringAttr(names->step),
       ValueRange{op.getQuery(), op.getKey(), op.getValue(), maskTensor,
-                 biasTensor},
+                 biasTensor, scoresTensor},
       ValueRange{op.getAcc(), op.getMax(), op.getSum()}, scalars);
   rewriter.replaceOp(op, ukernel.getResults());
   return ukernel;

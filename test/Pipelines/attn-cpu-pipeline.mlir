@@ -6,21 +6,23 @@
 
 // From attn on tensors to the LLVM dialect in one pipeline: every function
 // is an llvm.func carrying the target CPU and features, the parallel loops
-// are OpenMP work-sharing loops, each fused tile step calls the micro-kernel
+// are OpenMP work-sharing loops (one level: what a tile allocates and runs
+// stays on its thread), each fused tile step calls the micro-kernel
 // through its C interface (attn-compile links the C routine in), and
 // nothing of the higher dialects is left.
 
 // CHECK-LABEL: llvm.func private @attn_uk_online_step_f32(
 // CHECK-SAME: llvm.emit_c_interface
 // CHECK: llvm.call @_mlir_ciface_attn_uk_online_step_f32(
-// CHECK-SAME: (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, i64, i64, i64, i64, i64, i64) -> ()
+// CHECK-SAME: (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, f32, i64, i64, i64, i64, i64, i64) -> ()
 // CHECK: llvm.func @_mlir_ciface_attn_uk_online_step_f32(
 // CHECK-LABEL: llvm.func @kernel(
 // CHECK-SAME: target_cpu = "skylake-avx512"
 // CHECK-SAME: target_features = #llvm.target_features<["+avx512f", "+fma"]>
-// CHECK: llvm.call @malloc
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
+// CHECK: llvm.call @malloc
+// CHECK-NOT: omp.parallel
 // CHECK: llvm.call @attn_uk_online_step_f32(
 // CHECK: llvm.call @free
 // CHECK-NOT: func.func

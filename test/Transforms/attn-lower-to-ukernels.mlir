@@ -11,11 +11,12 @@
 // CHECK-DAG: %[[LO:.+]] = arith.constant -4611686018427387904 : i64
 // CHECK-DAG: %[[QPOS:.+]] = arith.index_cast %[[QOFF]] : index to i64
 // CHECK-DAG: %[[KVPOS:.+]] = arith.index_cast %[[KVOFF]] : index to i64
-// No mask or bias: flags 0 and dummy 1x1x1x1 operands the micro-kernel does
-// not read.
+// No mask, bias or given scores: flags 0 and dummy 1x1x1x1 operands the
+// micro-kernel does not read.
 // CHECK-DAG: %[[NOMASK:.+]] = tensor.empty() : tensor<1x1x1x1xi1>
 // CHECK-DAG: %[[NOBIAS:.+]] = tensor.empty() : tensor<1x1x1x1xf32>
-// CHECK: %[[R:.+]]:3 = attn.ukernel.generic "attn_uk_online_step_f32" ins(%[[Q]], %[[K]], %[[K]], %[[NOMASK]], %[[NOBIAS]] : tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>, tensor<1x1x1x1xi1>, tensor<1x1x1x1xf32>) outs(%[[ACC]], %[[M]], %[[S]] : tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) (%[[SCALE]], %[[BHSD]], %[[QPOS]], %[[KVPOS]], %[[LO]], %[[BHSD]], %[[BHSD]] : f32, i64, i64, i64, i64, i64, i64) -> tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>
+// CHECK-DAG: %[[NOSCORES:.+]] = tensor.empty() : tensor<1x1x1x1xf32>
+// CHECK: %[[R:.+]]:3 = attn.ukernel.generic "attn_uk_online_step_f32" ins(%[[Q]], %[[K]], %[[K]], %[[NOMASK]], %[[NOBIAS]], %[[NOSCORES]] : tensor<1x4x16x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32>, tensor<1x1x1x1xi1>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs(%[[ACC]], %[[M]], %[[S]] : tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>) (%[[SCALE]], %[[BHSD]], %[[QPOS]], %[[KVPOS]], %[[LO]], %[[BHSD]], %[[BHSD]] : f32, i64, i64, i64, i64, i64, i64) -> tensor<1x4x16x64xf32>, tensor<1x4x16xf32>, tensor<1x4x16xf32>
 // CHECK-NOT: attn.online_attention
 // CHECK: return %[[R]]#0, %[[R]]#1, %[[R]]#2
 func.func @causal(%q: tensor<1x4x16x64xf32>, %k: tensor<1x2x32x64xf32>,
@@ -87,8 +88,8 @@ func.func @unmasked(%q: tensor<1x1x4x8xf32>, %acc: tensor<1x1x4x8xf32>,
 // f16 and bf16 steps call their own micro-kernels (q, k and v are widened
 // to f32 as the chunk is packed; the statistics are f32 throughout).
 // CHECK-LABEL: func.func @half
-// CHECK: attn.ukernel.generic "attn_uk_online_step_f16" ins({{.*}} : tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x1x1xi1>, tensor<1x1x1x1xf16>)
-// CHECK: attn.ukernel.generic "attn_uk_online_step_bf16" ins({{.*}} : tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x1x1xi1>, tensor<1x1x1x1xbf16>)
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f16" ins({{.*}} : tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x1x1xi1>, tensor<1x1x1x1xf16>, tensor<1x1x1x1xf32>)
+// CHECK: attn.ukernel.generic "attn_uk_online_step_bf16" ins({{.*}} : tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x4x8xbf16>, tensor<1x1x1x1xi1>, tensor<1x1x1x1xbf16>, tensor<1x1x1x1xf32>)
 func.func @half(%h: tensor<1x1x4x8xf16>, %g: tensor<1x1x4x8xbf16>,
                 %acc: tensor<1x1x4x8xf32>, %m: tensor<1x1x4xf32>,
                 %s: tensor<1x1x4xf32>)
@@ -135,9 +136,9 @@ func.func @gaussian(%q: tensor<1x1x4x8xf32>, %acc: tensor<1x1x4x8xf32>,
 // with leading unit dims) go to the micro-kernel with flags 1 and 2.
 // CHECK-LABEL: func.func @mask_and_bias
 // CHECK-SAME: %[[MASK:[a-z0-9_]+]]: tensor<1x1x4x4xi1>, %[[BIAS:[a-z0-9_]+]]: tensor<4x4xf32>
-// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}}, %{{.+}}, %{{.+}}, %[[MASK]], %{{.+}} : {{.*}}, tensor<1x1x4x4xi1>, tensor<1x1x1x1xf32>) outs({{.*}}) ({{.*}}, %c1_i64 :
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}}, %{{.+}}, %{{.+}}, %[[MASK]], %{{.+}}, %{{.+}} : {{.*}}, tensor<1x1x4x4xi1>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs({{.*}}) ({{.*}}, %c1_i64 :
 // CHECK: %[[BIAS4:.+]] = tensor.expand_shape %[[BIAS]] {{\[\[}}0, 1, 2], [3]] output_shape [1, 1, 4, 4] : tensor<4x4xf32> into tensor<1x1x4x4xf32>
-// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[BIAS4]] : {{.*}}, tensor<1x1x1x1xi1>, tensor<1x1x4x4xf32>) outs({{.*}}) ({{.*}}, %c2_i64 :
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[BIAS4]], %{{.+}} : {{.*}}, tensor<1x1x1x1xi1>, tensor<1x1x4x4xf32>, tensor<1x1x1x1xf32>) outs({{.*}}) ({{.*}}, %c2_i64 :
 func.func @mask_and_bias(%q: tensor<1x1x4x8xf32>, %mask: tensor<1x1x4x4xi1>,
                          %bias: tensor<4x4xf32>, %acc: tensor<1x1x4x8xf32>,
                          %m: tensor<1x1x4xf32>, %s: tensor<1x1x4xf32>)
@@ -177,7 +178,7 @@ func.func @mask_and_bias(%q: tensor<1x1x4x8xf32>, %mask: tensor<1x1x4x4xi1>,
 // CHECK: %[[D:.+]] = arith.subi %[[IABS]], %[[JABS]] : index
 // CHECK: %[[VIS:.+]] = arith.cmpi sge, %[[D]], %[[H]] : index
 // CHECK: linalg.yield %[[VIS]] : i1
-// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}}, %{{.+}}, %{{.+}}, %[[TILE]], %{{.+}} : {{.*}}, tensor<1x2x4x8xi1>, tensor<1x1x1x1xf32>) outs({{.*}}) ({{.*}}, %c1_i64 :
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{.+}}, %{{.+}}, %{{.+}}, %[[TILE]], %{{.+}}, %{{.+}} : {{.*}}, tensor<1x2x4x8xi1>, tensor<1x1x1x1xf32>, tensor<1x1x1x1xf32>) outs({{.*}}) ({{.*}}, %c1_i64 :
 func.func @mask_mod(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32>,
                     %acc: tensor<1x2x4x16xf32>, %m: tensor<1x2x4xf32>,
                     %s: tensor<1x2x4xf32>, %qoff: index, %kvoff: index)
@@ -204,14 +205,15 @@ func.func @mask_mod(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32>,
 // -----
 
 // Steps the micro-kernel does not implement stay for attn-decompose: kv_lens
-// or a mask_mod together with a mask tensor (it takes one i1 tile), a
-// score_mod region.
+// or a mask_mod together with a mask tensor (it takes one i1 tile), an
+// additive similarity.
 // CHECK-LABEL: func.func @not_lowered
 // CHECK-NOT: attn.ukernel.generic
 // CHECK-COUNT-3: attn.online_attention
 // CHECK-NOT: attn.ukernel.generic
 func.func @not_lowered(%q: tensor<1x1x4x8xf32>, %lens: tensor<1xi32>,
-                       %mask: tensor<4x4xi1>, %acc: tensor<1x1x4x8xf32>,
+                       %mask: tensor<4x4xi1>, %w: tensor<1x8xf32>,
+                       %acc: tensor<1x1x4x8xf32>,
                        %m: tensor<1x1x4xf32>, %s: tensor<1x1x4xf32>)
     -> (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) {
   %b:3 = attn.online_attention
@@ -224,12 +226,10 @@ func.func @not_lowered(%q: tensor<1x1x4x8xf32>, %lens: tensor<1xi32>,
   %c:3 = attn.online_attention
       ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
                        tensor<1x1x4x8xf32>)
+      additive_weight(%w : tensor<1x8xf32>)
       outs(%acc, %m, %s : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>,
                           tensor<1x1x4xf32>)
-      score_mod {
-      ^bb0(%score: f32, %bi: index, %hh: index, %i: index, %j: index):
-        attn.yield %score : f32
-      }
+      {similarity = #attn.similarity<additive>}
       -> tensor<1x1x4x8xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>
   %d:3 = attn.online_attention
       ins(%q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>,
@@ -259,7 +259,7 @@ func.func @not_lowered(%q: tensor<1x1x4x8xf32>, %lens: tensor<1xi32>,
 // CHECK: tensor.extract %{{.+}}[%{{.+}}] : tensor<2xi32>
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : tensor<1x2x1x1xi8>
 // CHECK: } -> tensor<1x2x4x16xi1>
-// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[TILE]], %{{[a-z0-9_]+}} :
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[TILE]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} :
 // CHECK-SAME: %c-4611686018427387904_i64, %c4611686018427387904_i64, %c1_i64 : f32
 func.func @run_time_masks(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x16x16xf32>,
                           %lens: tensor<1xi32>, %spans: tensor<2xi32>,
@@ -275,6 +275,62 @@ func.func @run_time_masks(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x16x16xf32>,
                           tensor<1x2x4xf32>)
       {block_sizes = array<i64: 16, 16>,
        structured_mask = #attn.causal<top_left>}
+      -> tensor<1x2x4x16xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
+  return %a#0 : tensor<1x2x4x16xf32>
+}
+
+// -----
+
+// A score_mod and a rel_bias run between the products and the softmax: the
+// scores micro-kernel writes the scaled products (with the Gaussian
+// similarity's flag 4 here) into an f32 [B, Hq, Sq, Sk] tile, one
+// linalg.generic applies the region and then adds the table's bucket, at
+// whole-problem indices, in place, and the step reads that tile (flag 8)
+// instead of computing scores, so it takes no similarity flag itself.
+// CHECK-LABEL: func.func @modified_scores
+// CHECK-SAME: %[[Q:[a-z0-9_]+]]: tensor<1x2x4x16xf32>, %[[K:[a-z0-9_]+]]: tensor<1x2x8x16xf32>, %[[T:[a-z0-9_]+]]: tensor<2x32xf32>
+// CHECK-SAME: %[[QOFF:[a-z0-9_]+]]: index, %[[KVOFF:[a-z0-9_]+]]: index)
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 2.500000e-01 : f32
+// CHECK-DAG: %[[GAUSSIAN:.+]] = arith.constant 4 : i64
+// CHECK-DAG: %[[GIVEN:.+]] = arith.constant 8 : i64
+// CHECK-DAG: %[[BHSD:.+]] = arith.constant 0 : i64
+// CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<1x2x4x8xf32>
+// CHECK: %[[PRODUCTS:.+]] = attn.ukernel.generic "attn_uk_scores_f32" ins(%[[Q]], %[[K]] : tensor<1x2x4x16xf32>, tensor<1x2x8x16xf32>) outs(%[[EMPTY]] : tensor<1x2x4x8xf32>) (%[[SCALE]], %[[BHSD]], %[[GAUSSIAN]] : f32, i64, i64) -> tensor<1x2x4x8xf32>
+// CHECK: %[[SCORES:.+]] = linalg.generic {{.*}} outs(%[[PRODUCTS]] : tensor<1x2x4x8xf32>)
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32):
+// CHECK: %[[H:.+]] = linalg.index 1 : index
+// CHECK: %[[I:.+]] = linalg.index 2 : index
+// CHECK: %[[IABS:.+]] = arith.addi %[[I]], %[[QOFF]] : index
+// CHECK: %[[J:.+]] = linalg.index 3 : index
+// CHECK: %[[JABS:.+]] = arith.addi %[[J]], %[[KVOFF]] : index
+// CHECK: %[[CAPPED:.+]] = math.tanh %[[S]] : f32
+// CHECK: %[[BIAS:.+]] = tensor.extract %[[T]][%[[H]], %{{.+}}] : tensor<2x32xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[CAPPED]], %[[BIAS]] : f32
+// CHECK: linalg.yield %[[SUM]] : f32
+// CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%[[Q]], %[[K]], %[[K]], %{{.+}}, %{{.+}}, %[[SCORES]] : {{.*}}, tensor<1x2x4x8xf32>) outs({{.*}}) ({{.*}}, %[[GIVEN]] : f32, i64, i64, i64, i64, i64, i64)
+func.func @modified_scores(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32>,
+                           %t: tensor<2x32xf32>, %acc: tensor<1x2x4x16xf32>,
+                           %m: tensor<1x2x4xf32>, %s: tensor<1x2x4xf32>,
+                           %qoff: index, %kvoff: index)
+    -> tensor<1x2x4x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %a:3 = attn.online_attention
+      ins(%q, %k, %k : tensor<1x2x4x16xf32>, tensor<1x2x8x16xf32>,
+                       tensor<1x2x8x16xf32>)
+      rel_bias(%t : tensor<2x32xf32>)
+      offsets(%c0, %c0, %qoff, %kvoff : index, index, index, index)
+      extents(%c16, %c16 : index, index)
+      outs(%acc, %m, %s : tensor<1x2x4x16xf32>, tensor<1x2x4xf32>,
+                          tensor<1x2x4xf32>)
+      {relpos = #attn.relpos<buckets = 32, max_distance = 128,
+                             bidirectional = true>,
+       similarity = #attn.similarity<gaussian>}
+      score_mod {
+      ^bb0(%score: f32, %bi: index, %h: index, %i: index, %j: index):
+        %capped = math.tanh %score : f32
+        attn.yield %capped : f32
+      }
       -> tensor<1x2x4x16xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
   return %a#0 : tensor<1x2x4x16xf32>
 }

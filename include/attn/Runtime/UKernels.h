@@ -45,11 +45,16 @@ enum attn_uk_layout { ATTN_UK_BHSD = 0, ATTN_UK_BSHD = 1 };
 /* Bits of the `flags` argument: which of mask (i1 bytes) and bias (the type
  * of q) are given. Both are [B, Hq, Sq, Sk] with size-1 dims broadcast; an
  * absent one is a dummy descriptor that is not read. ATTN_UK_GAUSSIAN makes
- * the score (q.k - |k|^2 / 2) * scale (the op's Gaussian similarity). */
+ * the score (q.k - |k|^2 / 2) * scale (the op's Gaussian similarity).
+ * ATTN_UK_GIVEN_SCORES makes the step read its scores (f32 [B, Hq, Sq, Sk],
+ * scale applied) from the `scores` operand instead of computing them: the
+ * output of attn_uk_scores_* after a score_mod, as compiled code applies it
+ * between the two. */
 enum attn_uk_flags {
   ATTN_UK_HAS_MASK = 1,
   ATTN_UK_HAS_BIAS = 2,
-  ATTN_UK_GAUSSIAN = 4
+  ATTN_UK_GAUSSIAN = 4,
+  ATTN_UK_GIVEN_SCORES = 8
 };
 
 /* One step of `attn.online_attention` on f32 q, k and v, with an optional
@@ -70,10 +75,10 @@ enum attn_uk_flags {
   void _mlir_ciface_attn_uk_online_step_##suffix(                              \
       const attn_memref4_f32 *q, const attn_memref4_f32 *k,                    \
       const attn_memref4_f32 *v, const attn_memref4_f32 *mask,                 \
-      const attn_memref4_f32 *bias, const attn_memref4_f32 *acc,               \
-      const attn_memref3_f32 *max, const attn_memref3_f32 *sum, float scale,   \
-      int64_t layout, int64_t q_pos, int64_t kv_pos, int64_t band_lo,          \
-      int64_t band_hi, int64_t flags)
+      const attn_memref4_f32 *bias, const attn_memref4_f32 *scores,            \
+      const attn_memref4_f32 *acc, const attn_memref3_f32 *max,                \
+      const attn_memref3_f32 *sum, float scale, int64_t layout, int64_t q_pos, \
+      int64_t kv_pos, int64_t band_lo, int64_t band_hi, int64_t flags)
 ATTN_UK_ONLINE_STEP_SIGNATURE(f32);
 
 /* The same step with f16 or bf16 q, k, v and bias (acc, max and sum stay
@@ -81,6 +86,23 @@ ATTN_UK_ONLINE_STEP_SIGNATURE(f32);
  * are widened to f32 as the chunk is packed. */
 ATTN_UK_ONLINE_STEP_SIGNATURE(f16);
 ATTN_UK_ONLINE_STEP_SIGNATURE(bf16);
+
+/* The scores of one step, for a step whose score_mod (or relative-position
+ * bias) runs between the products and the softmax: scores[b, h, i, j] =
+ * q_i.k_j * scale (or the Gaussian score, by `flags`) into an f32
+ * [B, Hq, Sq, Sk] tensor, with q, k and layout as the online step takes
+ * them. */
+#define ATTN_UK_SCORES_F32 "attn_uk_scores_f32"
+#define ATTN_UK_SCORES_F16 "attn_uk_scores_f16"
+#define ATTN_UK_SCORES_BF16 "attn_uk_scores_bf16"
+#define ATTN_UK_SCORES_SIGNATURE(suffix)                                       \
+  void _mlir_ciface_attn_uk_scores_##suffix(                                   \
+      const attn_memref4_f32 *q, const attn_memref4_f32 *k,                    \
+      const attn_memref4_f32 *scores, float scale, int64_t layout,             \
+      int64_t flags)
+ATTN_UK_SCORES_SIGNATURE(f32);
+ATTN_UK_SCORES_SIGNATURE(f16);
+ATTN_UK_SCORES_SIGNATURE(bf16);
 
 #ifdef __cplusplus
 }

@@ -54,11 +54,19 @@ FailureOr<SmallVector<Value>> decomposeOnlineAttention(RewriterBase &rewriter,
 /// attn.online_attention (lib/Transforms/TilingInterfaceImpl.cpp).
 void registerTilingInterfaceExternalModels(DialectRegistry &registry);
 
-/// Replaces `op` with a call of the f32 online-step micro-kernel
-/// (attn.ukernel.generic) when the micro-kernel implements it: f32 operands,
-/// no mask, bias, kv_lens or regions, and no structured mask but a band.
+/// Replaces `op` with a call of the online-step micro-kernel of its element
+/// type (attn.ukernel.generic) when the micro-kernel implements it: f32, f16
+/// or bf16 q, k and v, no additive similarity, and not both a mask tensor
+/// and masks evaluated per position. Masks other than a band go in as an i1
+/// tile; a score_mod or rel_bias is applied to the scores micro-kernel's
+/// output before the step reads it.
 FailureOr<UKernelGenericOp>
 lowerOnlineAttentionToUKernel(RewriterBase &rewriter, OnlineAttentionOp op);
+
+/// Replaces every linalg op on buffers nested in an scf.parallel under
+/// `root` with a nest of scf.for loops. Fails on the first op that cannot be
+/// lowered.
+LogicalResult lowerNestedLinalgToLoops(RewriterBase &rewriter, Operation *root);
 
 /// Replaces `op` with `sum > 0 ? acc / sum : 0` in the output type, and
 /// `sum > 0 ? max + log(sum) : -inf` for its lse. Returns the new values.
