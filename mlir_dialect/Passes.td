@@ -324,33 +324,43 @@ def SplitKeyValue : Pass<"attn-split-kv"> {
 }
 
 def LowerToUKernels : Pass<"attn-lower-to-ukernels"> {
-  let summary = "Replace the attn ops a micro-kernel implements with "
+  let summary = "Replace the ops a CPU micro-kernel implements with "
                 "attn.ukernel.generic";
   let description = [{
     Rewrites every `attn.online_attention` step that a register-blocked
     CPU micro-kernel implements into an `attn.ukernel.generic` call of it on
     the same tensors: f32, f16 or bf16 query, key and value (one of
-    `attn_uk_online_step_f32`, `_f16`, `_bf16`), no kv_lens operand, no
-    `score_mod` region, and no structured mask other than causal or sliding
-    window (passed as a band of visible key - query position differences).
-    Mask and bias tensors are passed expanded to rank 4 ([B, Hq, Sq, Sk],
-    size-1 dims broadcast), or as 1x1x1x1 dummies when absent. A `mask_mod`
-    region is evaluated over the step's whole-problem indices by a
-    `linalg.generic` into an i1 tile passed as the mask (size 1 along batch
-    and head when the region ignores them); a step with both a mask_mod and
-    a mask tensor is not rewritten. Other steps are left for
-    `attn-decompose`. The scalars are the
-    scale, the layout, the whole-problem positions of the first query
-    (shifted for bottom-right alignment) and key, the band, and flags saying
-    which of mask and bias are given.
+    `attn_uk_online_step_f32`, `_f16`, `_bf16`) and no additive similarity.
+    A causal or sliding-window mask is passed as a band of visible key -
+    query position differences. Mask and bias tensors are passed expanded
+    to rank 4 ([B, Hq, Sq, Sk], size-1 dims broadcast), or as 1x1x1x1
+    dummies when absent. A `mask_mod` region, any other structured mask,
+    kv_lens, spans and a block mask are evaluated over the step's
+    whole-problem indices by a `linalg.generic` into an i1 tile passed as
+    the mask; a step with both those and a mask tensor is not rewritten. A
+    `score_mod` region or a `rel_bias` table runs between two micro-kernels:
+    `attn_uk_scores_*` writes the step's scaled scores into an f32 tile, a
+    `linalg.generic` applies the region and adds the table in place, and the
+    step reads that tile. Other steps are left for `attn-decompose`. The
+    scalars are the scale, the layout, the whole-problem positions of the
+    first query (shifted for bottom-right alignment) and key, the band, and
+    flags saying which of mask, bias and scores are given.
 
-    The micro-kernel (`lib/Runtime/OnlineStepUKernel.c`) packs each chunk of
-    keys transposed and computes Q K^T, the online softmax with a vector exp
-    and P V in register blocks; the CPU code generator links it in.
+    Every `linalg.matmul` into f32 from f32, f16 or bf16 inputs (the
+    projections of `attn-expand-mha` and `attn-expand-additive`) becomes an
+    `scf.forall` over tiles of 64 rows, each an `attn_uk_matmul_*` call.
+
+    The micro-kernels (`lib/Runtime/OnlineStepUKernel.c`) pack each chunk of
+    keys (or of weight columns) transposed and accumulate in register
+    blocks; the online step adds the online softmax with a vector exp and
+    P V. The CPU code generator links them in.
   }];
   let dependentDialects = [
+    "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::attn::AttnDialect",
     "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

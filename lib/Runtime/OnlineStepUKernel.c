@@ -594,3 +594,85 @@ INLINE void stepScores(int kind, const attn_memref4_f32 *qm,
 DEFINE_SCORES(f32, F32)
 DEFINE_SCORES(f16, F16)
 DEFINE_SCORES(bf16, BF16)
+
+/* out += x w (see UKernels.h). Per block of KC rows of w and MB rows of x:
+ * the x block is widened to f32 once (f32 rows with unit stride are read in
+ * place), then each chunk of NC columns of w is packed as the online step
+ * packs a key chunk and accumulated by the same R x NC register block. */
+INLINE void matmul(int kind, const attn_memref2_f32 *xm,
+                   const attn_memref2_f32 *wm, const attn_memref2_f32 *outm,
+                   int64_t flags) {
+  enum { KC = MAX_D, MB = 64 };
+  int64_t bytes = kind == F32 ? 4 : 2;
+  const char *x = (const char *)xm->aligned + xm->offset * bytes;
+  const char *w = (const char *)wm->aligned + wm->offset * bytes;
+  float *out = outm->aligned + outm->offset;
+  int64_t M = xm->sizes[0], K = xm->sizes[1], N = wm->sizes[1];
+  int64_t xs = xm->strides[0], xd = xm->strides[1];
+  int64_t ws = wm->strides[0], wj = wm->strides[1];
+  int64_t os = outm->strides[0], oj = outm->strides[1];
+  int inPlace = kind == F32 && xd == 1;
+  /* The first block of K stores its sums when out is not to be read. */
+  int overwrite = (flags & ATTN_UK_MATMUL_OVERWRITE) != 0;
+  if (overwrite && K == 0)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j)
+        out[i * os + j * oj] = 0.0f;
+  static const float noBias[NC];
+  float wt[KC * NC], xb[MB][KC], s[R][NC];
+  for (int64_t k0 = 0; k0 < K; k0 += KC) {
+    int64_t kc = K - k0 < KC ? K - k0 : KC;
+    for (int64_t m0 = 0; m0 < M; m0 += MB) {
+      int64_t mb = M - m0 < MB ? M - m0 : MB;
+      if (!inPlace)
+        for (int64_t i = 0; i < mb; ++i)
+          for (int64_t d = 0; d < kc; ++d)
+            xb[i][d] =
+                element(kind, x + ((m0 + i) * xs + (k0 + d) * xd) * bytes, 0);
+      for (int64_t j0 = 0; j0 < N; j0 += NC) {
+        int64_t nc = N - j0 < NC ? N - j0 : NC;
+        for (int64_t d = 0; d < kc; ++d) {
+          const char *wRow = w + ((k0 + d) * ws + j0 * wj) * bytes;
+          float *packed = wt + d * NC;
+          /* Unit-stride rows (the usual case) as a loop LLVM vectorizes. */
+          if (wj == 1)
+            for (int64_t j = 0; j < nc; ++j)
+              packed[j] = element(kind, wRow, j);
+          else
+            for (int64_t j = 0; j < nc; ++j)
+              packed[j] = element(kind, wRow, j * wj);
+          for (int64_t j = nc; j < NC; ++j)
+            packed[j] = 0.0f;
+        }
+        for (int64_t i0 = 0; i0 < mb; i0 += R) {
+          int rows = mb - i0 < R ? (int)(mb - i0) : R;
+          /* Rows past the end repeat the last row and are not stored. */
+          const float *xRows[R];
+          for (int r = 0; r < R; ++r) {
+            int64_t i = i0 + (r < rows ? r : rows - 1);
+            xRows[r] = inPlace ? (const float *)x + (m0 + i) * xs + k0 : xb[i];
+          }
+          blockScores(xRows, 1, wt, noBias, kc, s);
+          for (int r = 0; r < rows; ++r) {
+            float *outRow = out + (m0 + i0 + r) * os + j0 * oj;
+            if (overwrite && k0 == 0)
+              for (int64_t j = 0; j < nc; ++j)
+                outRow[j * oj] = s[r][j];
+            else if (oj == 1)
+              for (int64_t j = 0; j < nc; ++j)
+                outRow[j] += s[r][j];
+            else
+              for (int64_t j = 0; j < nc; ++j)
+                outRow[j * oj] += s[r][j];
+          }
+        }
+      }
+    }
+  }
+}
+
+#define DEFINE_MATMUL(suffix, kind)                                            \
+  ATTN_UK_MATMUL_SIGNATURE(suffix) { matmul(kind, x, w, out, flags); }
+DEFINE_MATMUL(f32, F32)
+DEFINE_MATMUL(f16, F16)
+DEFINE_MATMUL(bf16, BF16)

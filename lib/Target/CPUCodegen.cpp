@@ -212,7 +212,8 @@ static LogicalResult linkBitcode(llvm::Module &module, Location loc,
 /// The micro-kernels' entry points (UKernels.h).
 static constexpr StringLiteral kUKernelNames[] = {
     ATTN_UK_ONLINE_STEP_F32, ATTN_UK_ONLINE_STEP_F16, ATTN_UK_ONLINE_STEP_BF16,
-    ATTN_UK_SCORES_F32,      ATTN_UK_SCORES_F16,      ATTN_UK_SCORES_BF16};
+    ATTN_UK_SCORES_F32,      ATTN_UK_SCORES_F16,      ATTN_UK_SCORES_BF16,
+    ATTN_UK_MATMUL_F32,      ATTN_UK_MATMUL_F16,      ATTN_UK_MATMUL_BF16};
 
 /// Links the micro-kernels the module calls, in the vector width of its
 /// target features.

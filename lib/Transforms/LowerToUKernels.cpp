@@ -11,9 +11,12 @@
 #include "attn/Transforms/Transforms.h"
 #include "attn/Transforms/Utils.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 namespace mlir::attn {
@@ -23,6 +26,9 @@ namespace mlir::attn {
 
 using namespace mlir;
 using namespace mlir::attn;
+
+/// Rows of a matmul per micro-kernel call (and per parallel task).
+static constexpr int64_t kMatmulRowTile = 64;
 
 /// A band no position difference leaves: the micro-kernel's "no mask".
 static constexpr int64_t kUnbounded = int64_t(1) << 62;
@@ -301,6 +307,63 @@ mlir::attn::lowerOnlineAttentionToUKernel(RewriterBase &rewriter,
   return ukernel;
 }
 
+/// The matmul micro-kernel of `op` (f32 accumulator, both inputs f32, f16
+/// or bf16 alike), or nothing.
+static StringRef getMatmulUKernel(linalg::MatmulOp op) {
+  if (!op.hasPureTensorSemantics() ||
+      getElementTypeOrSelf(op.getDpsInits()[0]) !=
+          Float32Type::get(op.getContext()))
+    return {};
+  Type a = getElementTypeOrSelf(op.getDpsInputs()[0]);
+  Type b = getElementTypeOrSelf(op.getDpsInputs()[1]);
+  if (a != b || op.hasUserDefinedMaps())
+    return {};
+  return a.isF32()    ? ATTN_UK_MATMUL_F32
+         : a.isF16()  ? ATTN_UK_MATMUL_F16
+         : a.isBF16() ? ATTN_UK_MATMUL_BF16
+                      : StringRef();
+}
+
+FailureOr<scf::ForallOp>
+mlir::attn::lowerMatmulToUKernel(RewriterBase &rewriter, linalg::MatmulOp op,
+                                 int64_t rowTile) {
+  StringRef name = getMatmulUKernel(op);
+  if (name.empty())
+    return rewriter.notifyMatchFailure(op, "no micro-kernel for this matmul");
+  // A matmul into zeros (the projections' fill) overwrites the fill's
+  // destination instead: the micro-kernel does not read it, nor does it
+  // need zeroing.
+  int64_t flags = 0;
+  OpOperand &init = op.getDpsInitsMutable()[0];
+  Value zeros = init.get();
+  auto fill = zeros.getDefiningOp<linalg::FillOp>();
+  if (fill && matchPattern(fill.getDpsInputs()[0], m_AnyZeroFloat())) {
+    rewriter.modifyOpInPlace(op, [&] { init.set(fill.getDpsInits()[0]); });
+    flags = ATTN_UK_MATMUL_OVERWRITE;
+  }
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  options.setTileSizes({rewriter.getIndexAttr(rowTile),
+                        rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)});
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled)) {
+    rewriter.modifyOpInPlace(op, [&] { init.set(zeros); });
+    return failure();
+  }
+  rewriter.replaceOp(op, tiled->replacements);
+  auto tile = cast<linalg::MatmulOp>(tiled->tiledOps.front());
+  rewriter.setInsertionPoint(tile);
+  Value flags64 = arith::ConstantIntOp::create(rewriter, tile.getLoc(), flags,
+                                               /*width=*/64);
+  rewriter.replaceOp(tile,
+                     UKernelGenericOp::create(
+                         rewriter, tile.getLoc(), tile->getResultTypes(),
+                         rewriter.getStringAttr(name), tile.getDpsInputs(),
+                         tile.getDpsInits(), ValueRange{flags64}));
+  return cast<scf::ForallOp>(tiled->loops.front().getOperation());
+}
+
 namespace {
 struct LowerToUKernelsPass
     : attn::impl::LowerToUKernelsBase<LowerToUKernelsPass> {
@@ -310,6 +373,11 @@ struct LowerToUKernelsPass
     getOperation()->walk([&](OnlineAttentionOp op) {
       (void)lowerOnlineAttentionToUKernel(rewriter, op);
     });
+    // Projections: row tiles in parallel, each a matmul micro-kernel call.
+    SmallVector<linalg::MatmulOp> matmuls;
+    getOperation()->walk([&](linalg::MatmulOp op) { matmuls.push_back(op); });
+    for (linalg::MatmulOp op : matmuls)
+      (void)lowerMatmulToUKernel(rewriter, op, kMatmulRowTile);
     materializeBlockBitmapTables(getOperation());
   }
 };

@@ -221,7 +221,6 @@ Value mlir::attn::createProjection(OpBuilder &b, Location loc, Value x, Value w,
                                    Value bias, Type elementType, Value dest) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
-  // Loops: the rows of x, the output column, then the reduction.
   int64_t rank = cast<ShapedType>(x.getType()).getRank();
   SmallVector<OpFoldResult> sizes;
   for (int64_t d = 0; d + 1 < rank; ++d)
@@ -231,39 +230,69 @@ Value mlir::attn::createProjection(OpBuilder &b, Location loc, Value x, Value w,
     dest = tensor::EmptyOp::create(b, loc, sizes, elementType);
   // An f32 destination accumulates in place; others get an f32 temporary.
   bool accumulateInDest = getElementTypeOrSelf(dest) == f32;
+  Value accDest =
+      accumulateInDest ? dest : tensor::EmptyOp::create(b, loc, sizes, f32);
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value accInit =
-      linalg::FillOp::create(
-          b, loc, zero,
-          accumulateInDest ? dest : tensor::EmptyOp::create(b, loc, sizes, f32))
-          .getResult(0);
+  auto zeros = [&](Value into) {
+    return linalg::FillOp::create(b, loc, zero, into).getResult(0);
+  };
 
-  SmallVector<AffineExpr> rows;
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    rows.push_back(getAffineDimExpr(d, ctx));
-  AffineExpr column = getAffineDimExpr(rank - 1, ctx);
-  AffineExpr reduced = getAffineDimExpr(rank, ctx);
-  SmallVector<AffineExpr> xExprs = rows, outExprs = rows;
-  xExprs.push_back(reduced);
-  outExprs.push_back(column);
-  SmallVector<AffineMap> contractMaps = {
-      AffineMap::get(rank + 1, 0, xExprs, ctx),
-      AffineMap::get(rank + 1, 0, {reduced, column}, ctx),
-      AffineMap::get(rank + 1, 0, outExprs, ctx)};
-  SmallVector<utils::IteratorType> contractIters(rank,
-                                                 utils::IteratorType::parallel);
-  contractIters.push_back(utils::IteratorType::reduction);
-  Value acc = linalg::GenericOp::create(
-                  b, loc, accInit.getType(), ValueRange{x, w}, accInit,
-                  contractMaps, contractIters,
-                  [&](OpBuilder &nb, Location nl, ValueRange args) {
-                    Value lhs = convertFloat(nb, nl, args[0], f32);
-                    Value rhs = convertFloat(nb, nl, args[1], f32);
-                    Value prod = arith::MulFOp::create(nb, nl, lhs, rhs);
-                    Value sum = arith::AddFOp::create(nb, nl, prod, args[2]);
-                    linalg::YieldOp::create(nb, nl, sum);
-                  })
-                  .getResult(0);
+  // The product: a linalg.matmul over x's rows flattened to [M, K], which a
+  // CPU micro-kernel takes (attn-lower-to-ukernels). Rows with two dynamic
+  // sizes would need an expand_shape with two dynamic sizes back, which
+  // memref lowering in MLIR 22 cannot handle (expand-strided-metadata
+  // crashes): those keep a linalg.generic contraction.
+  Value acc;
+  if (rank >= 2 &&
+      llvm::count_if(ArrayRef(sizes).drop_back(), [](OpFoldResult size) {
+        return !getConstantIntValue(size);
+      }) <= 1) {
+    SmallVector<ReassociationIndices> flatten = {
+        llvm::to_vector(llvm::seq<int64_t>(0, rank - 1)), {rank - 1}};
+    auto toMatrix = [&](Value value) -> Value {
+      if (rank == 2)
+        return value;
+      return tensor::CollapseShapeOp::create(b, loc, value, flatten);
+    };
+    // Zeros filled into the matrix itself, so that the matmul's init is the
+    // fill (which the micro-kernel then overwrites instead).
+    Value accMatrix = zeros(toMatrix(accDest));
+    acc = linalg::MatmulOp::create(b, loc, TypeRange{accMatrix.getType()},
+                                   ValueRange{toMatrix(x), w},
+                                   ValueRange{accMatrix})
+              .getResult(0);
+    if (rank > 2)
+      acc = tensor::ExpandShapeOp::create(b, loc, accDest.getType(), acc,
+                                          flatten, sizes);
+  } else {
+    // Loops: the rows of x, the output column, then the reduction.
+    SmallVector<AffineExpr> rows;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      rows.push_back(getAffineDimExpr(d, ctx));
+    AffineExpr column = getAffineDimExpr(rank - 1, ctx);
+    AffineExpr reduced = getAffineDimExpr(rank, ctx);
+    SmallVector<AffineExpr> xExprs = rows, outExprs = rows;
+    xExprs.push_back(reduced);
+    outExprs.push_back(column);
+    SmallVector<AffineMap> contractMaps = {
+        AffineMap::get(rank + 1, 0, xExprs, ctx),
+        AffineMap::get(rank + 1, 0, {reduced, column}, ctx),
+        AffineMap::get(rank + 1, 0, outExprs, ctx)};
+    SmallVector<utils::IteratorType> contractIters(
+        rank, utils::IteratorType::parallel);
+    contractIters.push_back(utils::IteratorType::reduction);
+    acc = linalg::GenericOp::create(
+              b, loc, accDest.getType(), ValueRange{x, w}, zeros(accDest),
+              contractMaps, contractIters,
+              [&](OpBuilder &nb, Location nl, ValueRange args) {
+                Value lhs = convertFloat(nb, nl, args[0], f32);
+                Value rhs = convertFloat(nb, nl, args[1], f32);
+                Value prod = arith::MulFOp::create(nb, nl, lhs, rhs);
+                Value sum = arith::AddFOp::create(nb, nl, prod, args[2]);
+                linalg::YieldOp::create(nb, nl, sum);
+              })
+              .getResult(0);
+  }
 
   if (!bias && accumulateInDest)
     return acc;

@@ -4,15 +4,17 @@
 // projections keep the BHSD layout); the score weights become one f32 row
 // per query head; the attention scores additively with scale 1 and keeps
 // the mask and kv_lens.
-// CHECK-DAG: #[[$X:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
-// CHECK-DAG: #[[$W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d4, d3)>
 // CHECK-DAG: #[[$ROW:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @gqa
 // CHECK-SAME: (%[[Q:[a-z0-9_]+]]: tensor<2x4x16x8xf16>, %[[K:[a-z0-9_]+]]: tensor<2x2x16x8xf16>, %[[V:[a-z0-9_]+]]: tensor<2x2x16x8xf16>, %[[WQ:[a-z0-9_]+]]: tensor<8x32xf16>, %[[WK:[a-z0-9_]+]]: tensor<8x32xf16>, %[[W:[a-z0-9_]+]]: tensor<32xf16>, %[[LENS:[a-z0-9_]+]]: tensor<2xi32>, %[[INIT:[a-z0-9_]+]]: tensor<2x4x16x8xf16>)
-// CHECK: %[[QACC:.+]] = linalg.generic {indexing_maps = [#[[$X]], #[[$W]], {{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]], %[[WQ]] : tensor<2x4x16x8xf16>, tensor<8x32xf16>) outs(%{{.+}} : tensor<2x4x16x32xf32>)
+// CHECK: %[[QROWS:.+]] = tensor.collapse_shape %[[Q]] {{\[}}[0, 1, 2], [3]] : tensor<2x4x16x8xf16> into tensor<128x8xf16>
+// CHECK: %[[QMAT:.+]] = linalg.matmul ins(%[[QROWS]], %[[WQ]] : tensor<128x8xf16>, tensor<8x32xf16>) outs(%{{.+}} : tensor<128x32xf32>)
+// CHECK: %[[QACC:.+]] = tensor.expand_shape %[[QMAT]] {{\[}}[0, 1, 2], [3]] output_shape [2, 4, 16, 32]
 // CHECK: %[[QA:.+]] = linalg.generic {{.+}} ins(%[[QACC]] : tensor<2x4x16x32xf32>) outs(%{{.+}} : tensor<2x4x16x32xf16>)
 // CHECK: arith.truncf
-// CHECK: %[[KACC:.+]] = linalg.generic {{.+}} ins(%[[K]], %[[WK]] : tensor<2x2x16x8xf16>, tensor<8x32xf16>)
+// CHECK: %[[KROWS:.+]] = tensor.collapse_shape %[[K]]
+// CHECK: %[[KMAT:.+]] = linalg.matmul ins(%[[KROWS]], %[[WK]] : tensor<64x8xf16>, tensor<8x32xf16>)
+// CHECK: %[[KACC:.+]] = tensor.expand_shape %[[KMAT]]
 // CHECK: %[[KA:.+]] = linalg.generic {{.+}} ins(%[[KACC]] : tensor<2x2x16x32xf32>) outs(%{{.+}} : tensor<2x2x16x32xf16>)
 // CHECK: %[[TABLE:.+]] = linalg.generic {indexing_maps = [#[[$ROW]], {{.+}}], {{.+}} ins(%[[W]] : tensor<32xf16>) outs(%{{.+}} : tensor<4x32xf32>)
 // CHECK: arith.extf

@@ -334,3 +334,51 @@ func.func @modified_scores(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32>,
       -> tensor<1x2x4x16xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>
   return %a#0 : tensor<1x2x4x16xf32>
 }
+
+// -----
+
+// A projection's linalg.matmul (f16 inputs, f32 accumulator) becomes an
+// scf.forall over tiles of 64 rows (the last one 36), each a call of the
+// matmul micro-kernel on its rows of x and acc and all of w, accumulating
+// (flags 0). A matmul into f16 has no micro-kernel and stays.
+// CHECK-LABEL: func.func @projection
+// CHECK-SAME: %[[X:[a-z0-9_]+]]: tensor<100x40xf16>, %[[W:[a-z0-9_]+]]: tensor<40x72xf16>, %[[ACC:[a-z0-9_]+]]: tensor<100x72xf32>
+// CHECK: %[[R:.+]] = scf.forall (%[[I:.+]]) = (0) to (100) step (64) shared_outs(%[[O:.+]] = %[[ACC]]) -> (tensor<100x72xf32>)
+// CHECK: %[[ROWS:.+]] = affine.min
+// CHECK: %[[XS:.+]] = tensor.extract_slice %[[X]][%[[I]], 0] [%[[ROWS]], 40] [1, 1]
+// CHECK: %[[OS:.+]] = tensor.extract_slice %[[O]][%[[I]], 0] [%[[ROWS]], 72] [1, 1]
+// CHECK: %[[T:.+]] = attn.ukernel.generic "attn_uk_matmul_f16" ins(%[[XS]], %[[W]] : tensor<?x40xf16>, tensor<40x72xf16>) outs(%[[OS]] : tensor<?x72xf32>) (%c0_i64 : i64) -> tensor<?x72xf32>
+// CHECK: tensor.parallel_insert_slice %[[T]] into %[[O]][%[[I]], 0] [%[[ROWS]], 72] [1, 1]
+// CHECK: linalg.matmul ins(%[[X]], %[[W]] : tensor<100x40xf16>, tensor<40x72xf16>) outs(%{{.+}} : tensor<100x72xf16>)
+// CHECK: return %[[R]]
+func.func @projection(%x: tensor<100x40xf16>, %w: tensor<40x72xf16>,
+                      %acc: tensor<100x72xf32>, %half: tensor<100x72xf16>)
+    -> (tensor<100x72xf32>, tensor<100x72xf16>) {
+  %0 = linalg.matmul ins(%x, %w : tensor<100x40xf16>, tensor<40x72xf16>)
+                     outs(%acc : tensor<100x72xf32>) -> tensor<100x72xf32>
+  %1 = linalg.matmul ins(%x, %w : tensor<100x40xf16>, tensor<40x72xf16>)
+                     outs(%half : tensor<100x72xf16>) -> tensor<100x72xf16>
+  return %0, %1 : tensor<100x72xf32>, tensor<100x72xf16>
+}
+
+// -----
+
+// A matmul into a zero fill (as attn-expand-mha writes projections) writes
+// the fill's destination instead (flags 1: the micro-kernel overwrites its
+// rows), so no fill is left to run.
+// CHECK-LABEL: func.func @projection_into_zeros
+// CHECK-NOT: linalg.fill
+// CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<128x64xf32>
+// CHECK: scf.forall (%{{.+}}) = (0) to (128) step (64) shared_outs(%{{.+}} = %[[EMPTY]])
+// CHECK: attn.ukernel.generic "attn_uk_matmul_f32" {{.*}} (%c1_i64 : i64)
+// CHECK-NOT: linalg.fill
+func.func @projection_into_zeros(%x: tensor<128x32xf32>, %w: tensor<32x64xf32>)
+    -> tensor<128x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<128x64xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%empty : tensor<128x64xf32>)
+      -> tensor<128x64xf32>
+  %0 = linalg.matmul ins(%x, %w : tensor<128x32xf32>, tensor<32x64xf32>)
+                     outs(%acc : tensor<128x64xf32>) -> tensor<128x64xf32>
+  return %0 : tensor<128x64xf32>
+}

@@ -30,6 +30,15 @@ typedef struct attn_memref4_f32 {
   int64_t strides[4];
 } attn_memref4_f32;
 
+/* An MLIR memref<?x?xf32, strided<[?, ?], offset: ?>> descriptor. */
+typedef struct attn_memref2_f32 {
+  float *allocated;
+  float *aligned;
+  int64_t offset;
+  int64_t sizes[2];
+  int64_t strides[2];
+} attn_memref2_f32;
+
 /* An MLIR memref<?x?x?xf32, strided<[?, ?, ?], offset: ?>> descriptor. */
 typedef struct attn_memref3_f32 {
   float *allocated;
@@ -103,6 +112,24 @@ ATTN_UK_ONLINE_STEP_SIGNATURE(bf16);
 ATTN_UK_SCORES_SIGNATURE(f32);
 ATTN_UK_SCORES_SIGNATURE(f16);
 ATTN_UK_SCORES_SIGNATURE(bf16);
+
+/* out[M, N] += x[M, K] w[K, N] with x and w f32, f16 or bf16 and out f32
+ * (`linalg.matmul` on them, as the projections of multi-head and additive
+ * attention are written), or out = x w with ATTN_UK_MATMUL_OVERWRITE in
+ * `flags` (a matmul into zeros: out is not read): w is packed in chunks of
+ * 64 columns and x read 4 rows at a time into register accumulators, as the
+ * online step's scores. */
+enum attn_uk_matmul_flags { ATTN_UK_MATMUL_OVERWRITE = 1 };
+#define ATTN_UK_MATMUL_F32 "attn_uk_matmul_f32"
+#define ATTN_UK_MATMUL_F16 "attn_uk_matmul_f16"
+#define ATTN_UK_MATMUL_BF16 "attn_uk_matmul_bf16"
+#define ATTN_UK_MATMUL_SIGNATURE(suffix)                                       \
+  void _mlir_ciface_attn_uk_matmul_##suffix(                                   \
+      const attn_memref2_f32 *x, const attn_memref2_f32 *w,                    \
+      const attn_memref2_f32 *out, int64_t flags)
+ATTN_UK_MATMUL_SIGNATURE(f32);
+ATTN_UK_MATMUL_SIGNATURE(f16);
+ATTN_UK_MATMUL_SIGNATURE(bf16);
 
 #ifdef __cplusplus
 }

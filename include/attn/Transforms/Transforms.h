@@ -21,6 +21,10 @@ class Target;
 class Triple;
 } // namespace llvm
 
+namespace mlir::linalg {
+class MatmulOp;
+} // namespace mlir::linalg
+
 namespace mlir::attn {
 
 /// Replaces `op` with its input projections, an `attn.attention` in the BSHD
@@ -62,6 +66,14 @@ void registerTilingInterfaceExternalModels(DialectRegistry &registry);
 /// output before the step reads it.
 FailureOr<UKernelGenericOp>
 lowerOnlineAttentionToUKernel(RewriterBase &rewriter, OnlineAttentionOp op);
+
+/// Replaces `op` (a linalg.matmul on tensors into f32, its inputs f32, f16
+/// or bf16 alike: the projections attn-expand-mha and attn-expand-additive
+/// write) with an scf.forall over tiles of `rowTile` rows, each a call of the
+/// matmul micro-kernel. Returns the loop.
+FailureOr<scf::ForallOp> lowerMatmulToUKernel(RewriterBase &rewriter,
+                                              linalg::MatmulOp op,
+                                              int64_t rowTile);
 
 /// Replaces every linalg op on buffers nested in an scf.parallel under
 /// `root` with a nest of scf.for loops. Fails on the first op that cannot be
