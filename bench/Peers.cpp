@@ -28,6 +28,24 @@ char *openblas_get_config(void);
 
 namespace attn_bench {
 
+float modifyScore(const Problem &p, int64_t h, int64_t i, int64_t j, float s) {
+  switch (p.mod) {
+  case ScoreMod::None:
+    return s;
+  case ScoreMod::Softcap:
+    return p.softcap * std::tanh(s / p.softcap);
+  case ScoreMod::Alibi: {
+    // 2^(-8 (h + 1) / n) for the largest power of two n <= heads; heads past
+    // n take every other slope of 2n: 2^(-4 (2 (h - n) + 1) / n).
+    int64_t n = int64_t(1) << (63 - __builtin_clzll(p.heads));
+    float exponent =
+        h < n ? -8.0f / n * (h + 1.0f) : -8.0f / n * (h + 0.5f - n);
+    return s + std::exp2(exponent) * float(j - i);
+  }
+  }
+  return s;
+}
+
 void naiveAttention(const Problem &p, const float *q, const float *k,
                     const float *v, float *out, int threads) {
   const int64_t S = p.seqLen, D = p.headDim;
@@ -45,7 +63,7 @@ void naiveAttention(const Problem &p, const float *q, const float *k,
         float s = 0.0f;
         for (int64_t d = 0; d < D; ++d)
           s += qi[d] * kj[d];
-        s *= p.scale;
+        s = modifyScore(p, h, i, j, s * p.scale);
         scores[j] = s;
         rowMax = std::max(rowMax, s);
       }
@@ -74,10 +92,12 @@ static void softmaxRows(const Problem &p, float *scores, int64_t begin,
   const float negInf = -std::numeric_limits<float>::infinity();
   for (int64_t row = begin; row < end; ++row) {
     float *s = scores + row * S;
-    if (p.causal) {
-      int64_t i = row % S;
+    int64_t h = row / S, i = row % S;
+    if (p.mod != ScoreMod::None)
+      for (int64_t j = 0; j < S; ++j)
+        s[j] = modifyScore(p, h, i, j, s[j]);
+    if (p.causal)
       std::fill(s + i + 1, s + S, negInf);
-    }
     float rowMax = negInf;
     for (int64_t j = 0; j < S; ++j)
       rowMax = std::max(rowMax, s[j]);

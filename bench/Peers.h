@@ -17,12 +17,23 @@
 
 namespace attn_bench {
 
+/// A score modification, as attn's specs spell them: `mod=alibi` adds
+/// slope(h) * (j - i) (the standard geometric slopes), `mod=softcap:C` maps
+/// s to C tanh(s / C).
+enum class ScoreMod { None, Alibi, Softcap };
+
 /// One problem: q, k, v and out are [heads, seqLen, headDim], row-major.
 struct Problem {
   int64_t heads = 0, seqLen = 0, headDim = 0;
   bool causal = false; // key j is visible to query i iff j <= i
   float scale = 1.0f;
+  ScoreMod mod = ScoreMod::None;
+  float softcap = 0.0f; // C of ScoreMod::Softcap
 };
+
+/// The score of (head h, query i, key j) after `p.mod`, from the scaled
+/// product `s`.
+float modifyScore(const Problem &p, int64_t h, int64_t i, int64_t j, float s);
 
 /// Per head, per query row: scores, max, exp, sum, weighted sum of V, with
 /// float accumulation. Parallel over heads on `threads` OpenMP threads.
@@ -30,8 +41,9 @@ void naiveAttention(const Problem &p, const float *q, const float *k,
                     const float *v, float *out, int threads);
 
 /// PyTorch's math path: for every head S = scale * Q K^T (cblas_sgemm), then
-/// a row softmax over the whole [heads, seqLen, seqLen] score tensor (masked
-/// scores set to -inf first) on `threads` threads, then O = P V
+/// a row softmax over the whole [heads, seqLen, seqLen] score tensor (scores
+/// modified and masked ones set to -inf first) on `threads` threads, then
+/// O = P V
 /// (cblas_sgemm). `scores` holds heads * seqLen * seqLen floats. The GEMMs
 /// run on the OpenBLAS thread count set by setBlasThreads.
 void blasAttention(const Problem &p, const float *q, const float *k,

@@ -67,6 +67,11 @@ static cl::list<std::string>
     maskList("masks", cl::CommaSeparated,
              cl::desc("Masks among none, causal (default both)"),
              cl::cat(benchCategory));
+static cl::list<std::string>
+    modList("mods", cl::CommaSeparated,
+            cl::desc("Score mods among none, alibi, softcap:C (default "
+                     "none); the ONNX Runtime peer runs only without one"),
+            cl::cat(benchCategory));
 static cl::opt<unsigned> runs("runs",
                               cl::desc("Timed runs per measurement; the "
                                        "median is reported (default 5)"),
@@ -242,10 +247,18 @@ struct Tensor4D {
   DLTensor tensor;
 };
 
+/// A score mod of --mods: its spec suffix and the peers' form.
+struct Mod {
+  std::string name; // as --mods spells it
+  ScoreMod kind = ScoreMod::None;
+  float softcap = 0.0f;
+};
+
 /// One row of the report.
 struct Row {
   Config config;
   bool causal;
+  Mod mod;
   unsigned threads, runs;
   double attnMs, naiveMs, blasMs;
   double naiveDiff, blasDiff;
@@ -389,6 +402,21 @@ int main(int argc, char **argv) {
   }
   if (masks.empty())
     masks = {false, true};
+  std::vector<Mod> mods;
+  for (StringRef m : modList) {
+    Mod mod{m.str()};
+    double cap = 0;
+    if (m == "alibi")
+      mod.kind = ScoreMod::Alibi;
+    else if (m.consume_front("softcap:") && !m.getAsDouble(cap) && cap > 0)
+      mod = Mod{mod.name, ScoreMod::Softcap, float(cap)};
+    else if (m != "none")
+      fatal("bad --mods entry '" + mod.name +
+            "' (expected none, alibi or softcap:C with C > 0)");
+    mods.push_back(mod);
+  }
+  if (mods.empty())
+    mods = {Mod{"none"}};
 
   const char *coreType = std::getenv("OPENBLAS_CORETYPE");
   llvm::outs() << "attn-bench: host " << llvm::sys::getHostCPUName() << ", "
@@ -411,7 +439,7 @@ int main(int argc, char **argv) {
 
   AttnCompiler compiler;
   std::vector<Row> rows;
-  const char *header = "{0,-12} {1,-6} {2,3} {3,4} {4,11} {5,11} {6,11} "
+  const char *header = "{0,-12} {1,-18} {2,3} {3,4} {4,11} {5,11} {6,11} "
                        "{7,7} {8,7} {9,7} {10,9} {11,9}\n";
   bool printedHeader = false;
   auto benchStart = std::chrono::steady_clock::now();
@@ -431,111 +459,118 @@ int main(int argc, char **argv) {
     unsigned configRuns =
         large ? std::min(baseRuns, largeRuns.getValue()) : baseRuns;
 
-    for (bool causal : masks) {
-      const char *maskName = causal ? "causal" : "none";
-      std::string spec =
-          llvm::formatv("b=1,hq={0},sq={1},d={2}{3}", c.heads, c.seqLen,
-                        c.headDim, causal ? ",mask=causal" : "");
-      auto compileStart = std::chrono::steady_clock::now();
-      AttnKernel kernel = compiler.compile(spec);
-      llvm::errs() << llvm::formatv("[{0,7:f1}s] {1}: compiled in {2:f2} s\n",
-                                    secondsSince(benchStart), spec,
-                                    secondsSince(compileStart));
+    for (const Mod &mod : mods)
+      for (bool causal : masks) {
+        std::string maskName = causal ? "causal" : "none";
+        if (mod.kind != ScoreMod::None)
+          maskName += "+" + mod.name;
+        std::string spec =
+            llvm::formatv("b=1,hq={0},sq={1},d={2}{3}{4}", c.heads, c.seqLen,
+                          c.headDim, causal ? ",mask=causal" : "",
+                          mod.kind == ScoreMod::None ? "" : ",mod=" + mod.name);
+        auto compileStart = std::chrono::steady_clock::now();
+        AttnKernel kernel = compiler.compile(spec);
+        llvm::errs() << llvm::formatv("[{0,7:f1}s] {1}: compiled in {2:f2} s\n",
+                                      secondsSince(benchStart), spec,
+                                      secondsSince(compileStart));
 
-      Problem problem;
-      problem.heads = c.heads;
-      problem.seqLen = c.seqLen;
-      problem.headDim = c.headDim;
-      problem.causal = causal;
-      problem.scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+        Problem problem;
+        problem.heads = c.heads;
+        problem.seqLen = c.seqLen;
+        problem.headDim = c.headDim;
+        problem.causal = causal;
+        problem.scale = 1.0f / std::sqrt(static_cast<float>(c.headDim));
+        problem.mod = mod.kind;
+        problem.softcap = mod.softcap;
 
-      auto runAttn = [&] {
-        int status =
-            kernel.entry(&qT.tensor, &kT.tensor, &vT.tensor, &outT.tensor);
-        if (status != 0)
-          fatal(llvm::formatv("the attn kernel for {0} returned {1}: {2}", spec,
-                              status, kernel.errorString(status)));
-      };
-      unsigned threads = maxThreads;
-      auto runNaive = [&] {
-        naiveAttention(problem, q.get(), k.get(), v.get(), naiveOut.get(),
-                       threads);
-      };
-      auto runBlas = [&] {
-        blasAttention(problem, q.get(), k.get(), v.get(), blasOut.get(),
-                      scores.get(), threads);
-      };
+        auto runAttn = [&] {
+          int status =
+              kernel.entry(&qT.tensor, &kT.tensor, &vT.tensor, &outT.tensor);
+          if (status != 0)
+            fatal(llvm::formatv("the attn kernel for {0} returned {1}: {2}",
+                                spec, status, kernel.errorString(status)));
+        };
+        unsigned threads = maxThreads;
+        auto runNaive = [&] {
+          naiveAttention(problem, q.get(), k.get(), v.get(), naiveOut.get(),
+                         threads);
+        };
+        auto runBlas = [&] {
+          blasAttention(problem, q.get(), k.get(), v.get(), blasOut.get(),
+                        scores.get(), threads);
+        };
 
-      // Check the peers against attn on the largest thread count (these
-      // calls also warm up every peer's code and pages).
-      omp_set_num_threads(threads);
-      setBlasThreads(threads);
-      runAttn();
-      runNaive();
-      runBlas();
-      double naiveDiff = maxAbsDiff(naiveOut, attnOut);
-      double blasDiff = maxAbsDiff(blasOut, attnOut);
-      llvm::errs() << llvm::formatv(
-          "[{0,7:f1}s] {1} {2}: max |naive - attn| = {3:e2}, max |blas - "
-          "attn| = {4:e2}\n",
-          secondsSince(benchStart), c.name(), maskName, naiveDiff, blasDiff);
-      if (!(naiveDiff <= tolerance) || !(blasDiff <= tolerance))
-        fatal(llvm::formatv("{0} mask={1}: the outputs disagree with attn's "
-                            "(naive {2:e2}, blas {3:e2}, tolerance {4:e2})",
-                            c.name(), maskName, naiveDiff, blasDiff,
-                            tolerance.getValue()));
+        // Check the peers against attn on the largest thread count (these
+        // calls also warm up every peer's code and pages).
+        omp_set_num_threads(threads);
+        setBlasThreads(threads);
+        runAttn();
+        runNaive();
+        runBlas();
+        double naiveDiff = maxAbsDiff(naiveOut, attnOut);
+        double blasDiff = maxAbsDiff(blasOut, attnOut);
+        llvm::errs() << llvm::formatv(
+            "[{0,7:f1}s] {1} {2}: max |naive - attn| = {3:e2}, max |blas - "
+            "attn| = {4:e2}\n",
+            secondsSince(benchStart), c.name(), maskName, naiveDiff, blasDiff);
+        if (!(naiveDiff <= tolerance) || !(blasDiff <= tolerance))
+          fatal(llvm::formatv("{0} mask={1}: the outputs disagree with attn's "
+                              "(naive {2:e2}, blas {3:e2}, tolerance {4:e2})",
+                              c.name(), maskName, naiveDiff, blasDiff,
+                              tolerance.getValue()));
 
-      for (unsigned t : threadCounts) {
-        threads = t;
-        omp_set_num_threads(t);
-        setBlasThreads(t);
-        // Large problems run for seconds: the check above warmed them up.
-        bool warmUp = !large;
-        Row row{c, causal, t,         configRuns, 0,
-                0, 0,      naiveDiff, blasDiff,   std::nullopt};
-        quiesce();
-        row.attnMs = medianMs(runAttn, configRuns, warmUp);
-        quiesce();
-        row.naiveMs = medianMs(runNaive, configRuns, warmUp);
-        quiesce();
-        row.blasMs = medianMs(runBlas, configRuns, warmUp);
-        if (!ortScript.empty()) {
+        for (unsigned t : threadCounts) {
+          threads = t;
+          omp_set_num_threads(t);
+          setBlasThreads(t);
+          // Large problems run for seconds: the check above warmed them up.
+          bool warmUp = !large;
+          Row row{c, causal, mod,       t,        configRuns,  0,
+                  0, 0,      naiveDiff, blasDiff, std::nullopt};
           quiesce();
-          row.ortMs = timeOrt(c, causal, t, configRuns);
-        }
-        rows.push_back(row);
+          row.attnMs = medianMs(runAttn, configRuns, warmUp);
+          quiesce();
+          row.naiveMs = medianMs(runNaive, configRuns, warmUp);
+          quiesce();
+          row.blasMs = medianMs(runBlas, configRuns, warmUp);
+          if (!ortScript.empty() && mod.kind == ScoreMod::None) {
+            quiesce();
+            row.ortMs = timeOrt(c, causal, t, configRuns);
+          }
+          rows.push_back(row);
 
-        if (!printedHeader) {
+          if (!printedHeader) {
+            llvm::outs() << llvm::formatv(
+                header, "config", "mask", "thr", "runs", "attn_ms", "naive_ms",
+                "blas_ms", "attn", "naive", "blas", "vs_naive", "vs_blas");
+            llvm::outs() << llvm::formatv(header, "(HxSxD)", "", "", "", "", "",
+                                          "", "GF/s", "GF/s", "GF/s", "speedup",
+                                          "speedup");
+            printedHeader = true;
+          }
           llvm::outs() << llvm::formatv(
-              header, "config", "mask", "thr", "runs", "attn_ms", "naive_ms",
-              "blas_ms", "attn", "naive", "blas", "vs_naive", "vs_blas");
-          llvm::outs() << llvm::formatv(header, "(HxSxD)", "", "", "", "", "",
-                                        "", "GF/s", "GF/s", "GF/s", "speedup",
-                                        "speedup");
-          printedHeader = true;
+              header, c.name(), maskName, t, configRuns,
+              llvm::formatv("{0:f2}", row.attnMs),
+              llvm::formatv("{0:f2}", row.naiveMs),
+              llvm::formatv("{0:f2}", row.blasMs),
+              llvm::formatv("{0:f2}", gflops(c, causal, row.attnMs)),
+              llvm::formatv("{0:f2}", gflops(c, causal, row.naiveMs)),
+              llvm::formatv("{0:f2}", gflops(c, causal, row.blasMs)),
+              llvm::formatv("{0:f3}", row.naiveMs / row.attnMs),
+              llvm::formatv("{0:f3}", row.blasMs / row.attnMs));
+          if (row.ortMs)
+            llvm::outs() << llvm::formatv(
+                "{0,-12} {1,-18} {2,3}      ort "
+                "(com.microsoft.MultiHeadAttention"
+                "): {3:f2} ms, {4:f2} GF/s, attn speedup {5:f3}\n",
+                "", "", "", *row.ortMs, gflops(c, causal, *row.ortMs),
+                *row.ortMs / row.attnMs);
+          llvm::outs().flush();
+          llvm::errs() << llvm::formatv(
+              "[{0,7:f1}s] {1} {2} threads={3} done\n",
+              secondsSince(benchStart), c.name(), maskName, t);
         }
-        llvm::outs() << llvm::formatv(
-            header, c.name(), maskName, t, configRuns,
-            llvm::formatv("{0:f2}", row.attnMs),
-            llvm::formatv("{0:f2}", row.naiveMs),
-            llvm::formatv("{0:f2}", row.blasMs),
-            llvm::formatv("{0:f2}", gflops(c, causal, row.attnMs)),
-            llvm::formatv("{0:f2}", gflops(c, causal, row.naiveMs)),
-            llvm::formatv("{0:f2}", gflops(c, causal, row.blasMs)),
-            llvm::formatv("{0:f3}", row.naiveMs / row.attnMs),
-            llvm::formatv("{0:f3}", row.blasMs / row.attnMs));
-        if (row.ortMs)
-          llvm::outs() << llvm::formatv(
-              "{0,-12} {1,-6} {2,3}      ort (com.microsoft.MultiHeadAttention"
-              "): {3:f2} ms, {4:f2} GF/s, attn speedup {5:f3}\n",
-              "", "", "", *row.ortMs, gflops(c, causal, *row.ortMs),
-              *row.ortMs / row.attnMs);
-        llvm::outs().flush();
-        llvm::errs() << llvm::formatv("[{0,7:f1}s] {1} {2} threads={3} done\n",
-                                      secondsSince(benchStart), c.name(),
-                                      maskName, t);
       }
-    }
   }
 
   if (json) {
@@ -549,6 +584,7 @@ int main(int argc, char **argv) {
           {"d", c.headDim},
           {"dtype", "f32"},
           {"mask", row.causal ? "causal" : "none"},
+          {"mod", row.mod.name},
           {"threads", row.threads},
           {"runs", row.runs},
           {"attn_ms", row.attnMs},

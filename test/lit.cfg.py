@@ -56,6 +56,15 @@ if config.attn_sanitize:
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1"
     config.available_features.add("sanitize")
 config.substitutions.append(("%cc", cc))
+
+# AVX-512 on the host: tests that run code built for it (the micro-kernels'
+# 16-lane form) need it; the 8-lane AVX2 form runs everywhere.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if " avx512f" in cpuinfo.read():
+            config.available_features.add("avx512f")
+except OSError:
+    pass
 config.substitutions.append(
     (
         "%kernel_link_flags",

@@ -132,6 +132,43 @@ INLINE float element(int kind, const void *row, int64_t i) {
   return f;
 }
 
+typedef uint32_t vu __attribute__((vector_size(VL * 4)));
+typedef uint16_t vhu
+    __attribute__((vector_size(VL * 2), aligned(2), may_alias));
+
+/* Elements [i, i + VL) of a unit-stride row of `kind`, as f32, with vector
+ * integer operations (halfToFloat's cases as masks; unsigned, so that no
+ * shift overflows). */
+INLINE vf loadRow(int kind, const void *row, int64_t i) {
+  if (kind == F32)
+    return load((const float *)row + i);
+  vu bits =
+      __builtin_convertvector(*(const vhu *)((const uint16_t *)row + i), vu);
+  if (kind == BF16)
+    return (vf)(bits << 16);
+  vu sign = (bits & 0x8000) << 16, exponent = (bits >> 10) & 0x1f;
+  vu mantissa = bits & 0x3ff;
+  vu normal = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  vu special = sign | 0x7f800000 | (mantissa << 13);
+  vu subnormal =
+      (vu)(__builtin_convertvector(mantissa, vf) * splat(0x1p-24f)) | sign;
+  vu isSpecial = (vu)(exponent == 0x1f), isNormal = (vu)(exponent != 0);
+  vu finite = (isNormal & normal) | (~isNormal & subnormal);
+  return (vf)((isSpecial & special) | (~isSpecial & finite));
+}
+
+/* Elements [0, n) of a row of `kind` with element stride `stride`, as f32
+ * into `out`: vector conversions for unit stride. */
+INLINE void widenRow(int kind, const void *row, int64_t stride, int64_t n,
+                     float *out) {
+  int64_t i = 0;
+  if (stride == 1)
+    for (; i + VL <= n; i += VL)
+      store(out + i, loadRow(kind, row, i));
+  for (; i < n; ++i)
+    out[i] = element(kind, row, i * stride);
+}
+
 /* A [B, H, S, F] operand: its base and the strides of b, h, s, f, in
  * elements of `bytes` bytes. */
 typedef struct {
@@ -303,6 +340,37 @@ INLINE void blockScores(const float *const qRows[R], int64_t qStride,
       store(&s[r][w * VL], c[r][w] + load(keyBias + w * VL));
 }
 
+/* s = Q K^T * scale + keyBias for `rows` query rows (f32, unit stride) and
+ * keys [j0, j0 + nc) of (b, hk) read in place as dot products: for one or
+ * two rows per head (decoding), cheaper than packing each chunk transposed
+ * for a register block of padding. */
+INLINE void directScores(int kind, view4 k, int64_t b, int64_t hk, int64_t j0,
+                         int64_t nc, const float *const qRows[R], int rows,
+                         int64_t D, float scale, int gaussian, float s[R][NC]) {
+  for (int64_t j = 0; j < nc; ++j) {
+    const void *kRow = row(k, b, hk, j0 + j);
+    vf acc[R] = {{0}}, norm = {0};
+    float tail[R] = {0}, tailNorm = 0;
+    int64_t d = 0;
+    for (; d + VL <= D; d += VL) {
+      vf kv = loadRow(kind, kRow, d);
+      if (gaussian)
+        norm += kv * kv;
+      for (int r = 0; r < rows; ++r)
+        acc[r] += load(qRows[r] + d) * kv;
+    }
+    for (; d < D; ++d) {
+      float kd = element(kind, kRow, d);
+      tailNorm += kd * kd;
+      for (int r = 0; r < rows; ++r)
+        tail[r] += qRows[r][d] * kd;
+    }
+    float keyBias = gaussian ? -0.5f * scale * (hsum(norm) + tailNorm) : 0.0f;
+    for (int r = 0; r < rows; ++r)
+      s[r][j] = (hsum(acc[r]) + tail[r]) * scale + keyBias;
+  }
+}
+
 /* The scaled score of (b, h, i, j): read from `scores` when given, else
  * computed from q and k. */
 INLINE float scaledScore(int kind, view4 q, view4 k, broadcast4 scores,
@@ -402,20 +470,21 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
   float qt[R][MAX_D];   /* f16/bf16: the block's query rows as f32 */
   float keyBias[NC];    /* Gaussian: -|k|^2 / 2 * scale per key, else 0 */
   float s[R][NC], p[R][NC], alpha[R];
+  /* Decoding (one or two query rows per head: a register block would be
+   * mostly padding) reads K rows in place instead of packing each chunk
+   * transposed, which costs more than its few rows' products. */
+  int direct = M <= 2 && k.f == 1 && (kind != F32 || q.f == 1);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hk = 0; hk < Hkv; ++hk)
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
-        if (!scores.base)
+        if (!scores.base && !direct)
           packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
         const float *vChunk = row(v, b, hk, j0);
         int64_t vStride = v.s;
         if (kind != F32) {
-          for (int64_t j = 0; j < nc; ++j) {
-            const void *vRow = row(v, b, hk, j0 + j);
-            for (int64_t e = 0; e < Dv; ++e)
-              vt[j * Dv + e] = element(kind, vRow, e * v.f);
-          }
+          for (int64_t j = 0; j < nc; ++j)
+            widenRow(kind, row(v, b, hk, j0 + j), v.f, Dv, vt + j * Dv);
           vChunk = vt;
           vStride = Dv;
         }
@@ -446,7 +515,11 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
               const float *qRows[R];
               int64_t qStride;
               loadQueryRows(kind, q, b, h, i0, rows, D, qt, qRows, &qStride);
-              blockScores(qRows, qStride, kt, keyBias, D, s);
+              if (direct)
+                directScores(kind, k, b, hk, j0, nc, qRows, rows, D, scale,
+                             gaussian, s);
+              else
+                blockScores(qRows, qStride, kt, keyBias, D, s);
             }
 
             /* Online softmax, row by row; hidden keys score -inf. */
@@ -626,21 +699,12 @@ INLINE void matmul(int kind, const attn_memref2_f32 *xm,
       int64_t mb = M - m0 < MB ? M - m0 : MB;
       if (!inPlace)
         for (int64_t i = 0; i < mb; ++i)
-          for (int64_t d = 0; d < kc; ++d)
-            xb[i][d] =
-                element(kind, x + ((m0 + i) * xs + (k0 + d) * xd) * bytes, 0);
+          widenRow(kind, x + ((m0 + i) * xs + k0 * xd) * bytes, xd, kc, xb[i]);
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
         for (int64_t d = 0; d < kc; ++d) {
-          const char *wRow = w + ((k0 + d) * ws + j0 * wj) * bytes;
           float *packed = wt + d * NC;
-          /* Unit-stride rows (the usual case) as a loop LLVM vectorizes. */
-          if (wj == 1)
-            for (int64_t j = 0; j < nc; ++j)
-              packed[j] = element(kind, wRow, j);
-          else
-            for (int64_t j = 0; j < nc; ++j)
-              packed[j] = element(kind, wRow, j * wj);
+          widenRow(kind, w + ((k0 + d) * ws + j0 * wj) * bytes, wj, nc, packed);
           for (int64_t j = nc; j < NC; ++j)
             packed[j] = 0.0f;
         }
