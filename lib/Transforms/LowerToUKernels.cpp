@@ -51,6 +51,18 @@ static bool hasRunTimeMasks(OnlineAttentionOp op) {
   return op.getKvLens() || op.getSpans() || op.getBlockMask();
 }
 
+/// The whole-problem (b, h, i, j) of the current element of a 4-d
+/// linalg.generic over a step's [B, Hq, Sq, Sk] tile.
+static SmallVector<Value, 4>
+getWholeProblemIndices(OpBuilder &b, Location loc,
+                       const AttentionPosition &position) {
+  SmallVector<Value, 4> indices;
+  for (int64_t d = 0; d < 4; ++d)
+    indices.push_back(arith::AddIOp::create(
+        b, loc, linalg::IndexOp::create(b, loc, d), position.offsets[d]));
+  return indices;
+}
+
 /// The masks of `op` that the micro-kernel's band does not express (its
 /// mask_mod, a sparse structured mask, kv_lens, spans, a block mask, and the
 /// band itself under a block mask, whose full blocks override it) evaluated
@@ -86,11 +98,8 @@ static Value materializePositionMasks(OpBuilder &b, Location loc,
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{}, ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location nl, ValueRange) {
-        // Whole-problem indices.
-        SmallVector<Value, 4> indices;
-        for (int64_t d = 0; d < 4; ++d)
-          indices.push_back(arith::AddIOp::create(
-              nb, nl, linalg::IndexOp::create(nb, nl, d), position.offsets[d]));
+        SmallVector<Value, 4> indices =
+            getWholeProblemIndices(nb, nl, position);
         Value visible = arith::ConstantIntOp::create(nb, nl, 1, 1);
         if (!maskMod.empty())
           visible = inlineRegion(nb, maskMod, indices);
@@ -154,11 +163,8 @@ static Value materializeModifiedScores(OpBuilder &b, Location loc,
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{}, ValueRange{products}, maps,
       iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
-        // Whole-problem indices.
-        SmallVector<Value, 4> indices;
-        for (int64_t d = 0; d < 4; ++d)
-          indices.push_back(arith::AddIOp::create(
-              nb, nl, linalg::IndexOp::create(nb, nl, d), position.offsets[d]));
+        SmallVector<Value, 4> indices =
+            getWholeProblemIndices(nb, nl, position);
         Value score = args[0];
         if (!scoreMod.empty()) {
           SmallVector<Value, 5> regionArgs = {score};
@@ -179,19 +185,22 @@ static Value materializeModifiedScores(OpBuilder &b, Location loc,
 }
 
 namespace {
-/// The micro-kernels of one element type of q, k and v.
+/// The micro-kernels of one element type of their inputs.
 struct UKernelNames {
-  StringRef step, scores;
+  StringRef step, scores, matmul;
 };
 } // namespace
 
 static std::optional<UKernelNames> getUKernelNames(Type elementType) {
   if (elementType.isF32())
-    return UKernelNames{ATTN_UK_ONLINE_STEP_F32, ATTN_UK_SCORES_F32};
+    return UKernelNames{ATTN_UK_ONLINE_STEP_F32, ATTN_UK_SCORES_F32,
+                        ATTN_UK_MATMUL_F32};
   if (elementType.isF16())
-    return UKernelNames{ATTN_UK_ONLINE_STEP_F16, ATTN_UK_SCORES_F16};
+    return UKernelNames{ATTN_UK_ONLINE_STEP_F16, ATTN_UK_SCORES_F16,
+                        ATTN_UK_MATMUL_F16};
   if (elementType.isBF16())
-    return UKernelNames{ATTN_UK_ONLINE_STEP_BF16, ATTN_UK_SCORES_BF16};
+    return UKernelNames{ATTN_UK_ONLINE_STEP_BF16, ATTN_UK_SCORES_BF16,
+                        ATTN_UK_MATMUL_BF16};
   return std::nullopt;
 }
 
@@ -316,12 +325,10 @@ static StringRef getMatmulUKernel(linalg::MatmulOp op) {
     return {};
   Type a = getElementTypeOrSelf(op.getDpsInputs()[0]);
   Type b = getElementTypeOrSelf(op.getDpsInputs()[1]);
-  if (a != b || op.hasUserDefinedMaps())
+  std::optional<UKernelNames> names = getUKernelNames(a);
+  if (a != b || op.hasUserDefinedMaps() || !names)
     return {};
-  return a.isF32()    ? ATTN_UK_MATMUL_F32
-         : a.isF16()  ? ATTN_UK_MATMUL_F16
-         : a.isBF16() ? ATTN_UK_MATMUL_BF16
-                      : StringRef();
+  return names->matmul;
 }
 
 FailureOr<scf::ForallOp>
