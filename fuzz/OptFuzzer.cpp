@@ -44,6 +44,7 @@ static const char *const kPipelines[] = {
     "builtin.module(attn-lower-ukernel-ops-to-calls)",
     "builtin.module(attn-lower-nested-linalg-to-loops)",
     "builtin.module(attn-approximate-math)",
+    "builtin.module(attn-expand-bf16-conversions)",
     "builtin.module(attn-convert-to-gpu)",
     "builtin.module(attn-convert-to-gpu{mma=true kv-stages=2 pack-gqa=false})",
     "builtin.module(attn-convert-to-gpu{mma=true mma-query-in-shared=true})",

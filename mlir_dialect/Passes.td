@@ -428,6 +428,28 @@ def ApproximateMath : Pass<"attn-approximate-math"> {
   ];
 }
 
+def ExpandBF16Conversions : Pass<"attn-expand-bf16-conversions"> {
+  let summary = "Rewrite f32 <-> bf16 conversions as integer arithmetic";
+  let description = [{
+    Rewrites `arith.truncf` to bf16 (and `arith.extf` from it, scalars and
+    vectors) into bitcasts, shifts and selects: MLIR's bf16 expansion, which
+    rounds to nearest even and keeps NaN a NaN. On an x86 target without
+    AVX512-BF16, LLVM lowers the truncation to a call of `__truncsfbf2`,
+    which GCC 12's libgcc (Debian 12's) lacks, so a bf16 kernel compiled for
+    such a CPU would not link, nor run in attn-run's JIT. The CPU pipeline
+    runs it before the arith-to-LLVM conversion. For example
+
+    ```mlir
+    %b = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+    ```
+
+    becomes an `arith.bitcast` of `%x` to i32 lanes, the rounding bias added,
+    a select for NaN, a shift right by 16, an `arith.trunci` to i16 and a
+    bitcast to bf16.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
   let summary = "Turn attention kernel functions into gpu.func kernels and "
                 "launching host functions (the GPU FMA path)";

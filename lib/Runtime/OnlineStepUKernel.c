@@ -28,7 +28,8 @@ enum {
   NV = 4,          /* vectors per register-block row */
   NC = NV * VL,    /* keys per chunk */
   R = 4,           /* query rows per register block */
-  MAX_D = 256      /* largest head dim the packed key chunk holds */
+  MAX_D = 256,     /* largest head dim the packed key chunk holds */
+  AHEAD = 16       /* decoding: K and V rows prefetched this far ahead */
 };
 
 typedef float vf __attribute__((vector_size(VL * 4)));
@@ -36,6 +37,12 @@ typedef int32_t vi __attribute__((vector_size(VL * 4)));
 typedef float vfu __attribute__((vector_size(VL * 4), aligned(4), may_alias));
 
 #define INLINE static inline __attribute__((always_inline))
+
+/* Asks for the cache lines of [p, p + bytes). */
+INLINE void prefetchBytes(const char *p, int64_t bytes) {
+  for (int64_t at = 0; at < bytes; at += 64)
+    __builtin_prefetch(p + at);
+}
 
 /* x - 0 is x for every x (x + 0 is not, for -0), so this folds to a plain
  * broadcast. */
@@ -89,6 +96,48 @@ INLINE float hmax(vf v) {
     for (int l = 0; l < w; ++l)
       a[l] = a[l] > a[l + w] ? a[l] : a[l + w];
   return a[0];
+}
+
+/* The sums of R = 4 vectors at once: two rounds fold the halves of two
+ * vectors into one, then one (8 lanes) or two (16) add neighbouring lanes;
+ * row r's sum ends in lane r * VL / 4. At 16 lanes that is 13 shuffles and
+ * adds for the 4 rows, against 8 for each row's hsum. */
+INLINE void hsumRows(const vf v[R], float out[R]) {
+  _Static_assert(R == 4, "hsumRows folds 4 rows");
+#if ATTN_UK_VL == 16
+#define ATTN_UK_LO 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define ATTN_UK_HI 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define ATTN_UK_Q0 0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27
+#define ATTN_UK_Q1 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31
+#define ATTN_UK_PAIRS 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14
+#elif ATTN_UK_VL == 8
+#define ATTN_UK_LO 0, 1, 2, 3, 8, 9, 10, 11
+#define ATTN_UK_HI 4, 5, 6, 7, 12, 13, 14, 15
+#define ATTN_UK_Q0 0, 1, 4, 5, 8, 9, 12, 13
+#define ATTN_UK_Q1 2, 3, 6, 7, 10, 11, 14, 15
+#define ATTN_UK_PAIRS 1, 0, 3, 2, 5, 4, 7, 6
+#else
+#error "hsumRows: ATTN_UK_VL must be 8 or 16"
+#endif
+  vf a = __builtin_shufflevector(v[0], v[1], ATTN_UK_LO) +
+         __builtin_shufflevector(v[0], v[1], ATTN_UK_HI);
+  vf c = __builtin_shufflevector(v[2], v[3], ATTN_UK_LO) +
+         __builtin_shufflevector(v[2], v[3], ATTN_UK_HI);
+  vf w = __builtin_shufflevector(a, c, ATTN_UK_Q0) +
+         __builtin_shufflevector(a, c, ATTN_UK_Q1);
+  w += __builtin_shufflevector(w, w, ATTN_UK_PAIRS);
+#if ATTN_UK_VL == 16
+  /* Four lanes a row: add the neighbouring pair too. */
+  w += __builtin_shufflevector(w, w, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14,
+                               15, 12, 13);
+#endif
+#undef ATTN_UK_LO
+#undef ATTN_UK_HI
+#undef ATTN_UK_Q0
+#undef ATTN_UK_Q1
+#undef ATTN_UK_PAIRS
+  for (int r = 0; r < R; ++r)
+    out[r] = w[r * (VL / 4)];
 }
 
 /* maximumf: NaN if either is NaN. */
@@ -230,35 +279,37 @@ INLINE float maskedScore(int kind, broadcast4 mask, broadcast4 bias,
   return bias.base ? score + element(kind, at(bias, b, h, i, j), 0) : score;
 }
 
-/* Whether the mask shows any key [j0, j0 + nc) to any of rows [i0, i0 +
- * rows). */
-INLINE int anyVisible(broadcast4 mask, int64_t b, int64_t h, int64_t i0,
-                      int rows, int64_t j0, int64_t nc) {
+/* Whether the mask shows any key [j0, j0 + nc) to any of the block's rows
+ * (b, hs[r], is[r]). */
+INLINE int anyVisible(broadcast4 mask, int64_t b, const int64_t hs[R],
+                      const int64_t is[R], int rows, int64_t j0, int64_t nc) {
   for (int r = 0; r < rows; ++r)
     for (int64_t j = 0; j < nc; ++j)
-      if (*at(mask, b, h, i0 + r, j0 + j))
+      if (*at(mask, b, hs[r], is[r], j0 + j))
         return 1;
   return 0;
 }
 
 /* acc[rows] = acc * alpha + P V over `width` vectors of the value dim from
- * column `col`; inlined with a constant width, the block stays in registers.
+ * column `col`, for value rows of `kind` (unit stride, `vStride` elements
+ * apart); inlined with a constant width, the block stays in registers.
  * With `hidden` (some p is 0), a key adds nothing to the rows that do not
  * see it, even a NaN or Inf value (0 * NaN would be NaN); the step checks
  * that once, so unmasked steps keep the plain loop. */
-INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
-                         int64_t vStride, int64_t nc, const float p[R][NC],
-                         const float alpha[R], int64_t col, const int width,
-                         int hidden) {
+INLINE void accumulatePV(int kind, float *const accRows[R], int rows,
+                         const char *v, int64_t vStride, int64_t nc,
+                         const float p[R][NC], const float alpha[R],
+                         int64_t col, const int width, int hidden) {
+  int64_t bytes = kind == F32 ? 4 : 2;
   vf c[R][NV];
   for (int r = 0; r < R; ++r)
     for (int w = 0; w < width; ++w)
       c[r][w] = load(accRows[r] + col + w * VL) * splat(alpha[r]);
   for (int64_t j = 0; j < nc; ++j) {
-    const float *vRow = v + j * vStride + col;
+    const char *vRow = v + j * vStride * bytes;
     vf vv[NV];
     for (int w = 0; w < width; ++w)
-      vv[w] = load(vRow + w * VL);
+      vv[w] = loadRow(kind, vRow, col + w * VL);
     for (int r = 0; r < R; ++r) {
       if (hidden && p[r][j] == 0.0f)
         continue;
@@ -270,6 +321,36 @@ INLINE void accumulatePV(float *const accRows[R], int rows, const float *v,
   for (int r = 0; r < rows; ++r)
     for (int w = 0; w < width; ++w)
       store(accRows[r] + col + w * VL, c[r][w]);
+}
+
+/* acc = acc * alpha + P V for the block's rows and a value chunk of `kind`
+ * (see accumulatePV), in vector steps and scalar tail columns. */
+INLINE void accumulateValues(int kind, float *const accRows[R], int rows,
+                             const char *v, int64_t vStride, int64_t nc,
+                             int64_t Dv, const float p[R][NC],
+                             const float alpha[R]) {
+  int hidden = 0;
+  for (int r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < nc; ++j)
+      hidden |= p[r][j] == 0.0f;
+  int64_t col = 0;
+  /* Constant `hidden` arguments: two inlined copies. */
+  for (; col + NV * VL <= Dv; col += NV * VL)
+    if (hidden)
+      accumulatePV(kind, accRows, rows, v, vStride, nc, p, alpha, col, NV, 1);
+    else
+      accumulatePV(kind, accRows, rows, v, vStride, nc, p, alpha, col, NV, 0);
+  for (; col + VL <= Dv; col += VL)
+    accumulatePV(kind, accRows, rows, v, vStride, nc, p, alpha, col, 1, hidden);
+  int64_t bytes = kind == F32 ? 4 : 2;
+  for (; col < Dv; ++col)
+    for (int r = 0; r < rows; ++r) {
+      float a = accRows[r][col] * alpha[r];
+      for (int64_t j = 0; j < nc; ++j)
+        if (p[r][j] != 0.0f)
+          a += p[r][j] * element(kind, v + j * vStride * bytes, col);
+      accRows[r][col] = a;
+    }
 }
 
 /* q.k, or q.k - |k|^2 / 2 for a Gaussian similarity, over D elements. */
@@ -303,15 +384,41 @@ INLINE void packKeyChunk(int kind, view4 k, int64_t b, int64_t hk, int64_t j0,
   }
 }
 
-/* Query rows [i0, i0 + rows) of (b, h), rows past the end repeating the
- * last: pointers into q (f32, stride *qStride) or, converted, into qt. */
-INLINE void loadQueryRows(int kind, view4 q, int64_t b, int64_t h, int64_t i0,
-                          int rows, int64_t D, float qt[R][MAX_D],
+/* The next R query rows of a KV head's group, head-major (all M rows of a
+ * head, then the next head's) from the cursor (*h, *i), which advances past
+ * them; heads end before hEnd. Rows past the group's end repeat its last.
+ * Returns how many are real. A block may take rows of two heads: decoding's
+ * one row per head fills it with the group's heads, so each K and V element
+ * is loaded once for all of them. (A cursor: a division per row made
+ * prefill 2-3 % slower here.) */
+INLINE int blockRows(int64_t hEnd, int64_t M, int64_t *h, int64_t *i,
+                     int64_t hs[R], int64_t is[R]) {
+  int rows = 0;
+  for (int r = 0; r < R; ++r) {
+    if (*h == hEnd) {
+      hs[r] = hs[r - 1];
+      is[r] = is[r - 1];
+      continue;
+    }
+    hs[r] = *h;
+    is[r] = *i;
+    ++rows;
+    if (++*i == M) {
+      *i = 0;
+      ++*h;
+    }
+  }
+  return rows;
+}
+
+/* Query rows (b, hs[r], is[r]): pointers into q (f32, stride *qStride) or,
+ * converted, into qt. */
+INLINE void loadQueryRows(int kind, view4 q, int64_t b, const int64_t hs[R],
+                          const int64_t is[R], int64_t D, float qt[R][MAX_D],
                           const float *qRows[R], int64_t *qStride) {
   *qStride = kind == F32 ? q.f : 1;
   for (int r = 0; r < R; ++r) {
-    int64_t i = i0 + (r < rows ? r : rows - 1);
-    qRows[r] = row(q, b, h, i);
+    qRows[r] = row(q, b, hs[r], is[r]);
     if (kind != F32) {
       for (int64_t d = 0; d < D; ++d)
         qt[r][d] = element(kind, qRows[r], d * q.f);
@@ -343,12 +450,21 @@ INLINE void blockScores(const float *const qRows[R], int64_t qStride,
 /* s = Q K^T * scale + keyBias for `rows` query rows (f32, unit stride) and
  * keys [j0, j0 + nc) of (b, hk) read in place as dot products: for one or
  * two rows per head (decoding), cheaper than packing each chunk transposed
- * for a register block of padding. */
-INLINE void directScores(int kind, view4 k, int64_t b, int64_t hk, int64_t j0,
-                         int64_t nc, const float *const qRows[R], int rows,
-                         int64_t D, float scale, int gaussian, float s[R][NC]) {
+ * for a block or two. Each key and value is read once from memory, with
+ * too little work per key to hide a miss: the K and V rows AHEAD keys on
+ * (up to the tile's N) are prefetched, values a chunk before the products
+ * read them. */
+INLINE void directScoresOf(int kind, view4 k, view4 v, int64_t b, int64_t hk,
+                           int64_t j0, int64_t nc, int64_t N,
+                           const float *const qRows[R], const int rows,
+                           int64_t D, int64_t Dv, float scale, int gaussian,
+                           float s[R][NC]) {
   for (int64_t j = 0; j < nc; ++j) {
     const void *kRow = row(k, b, hk, j0 + j);
+    if (j0 + j + AHEAD < N) {
+      prefetchBytes(row(k, b, hk, j0 + j + AHEAD), D * k.bytes);
+      prefetchBytes(row(v, b, hk, j0 + j + AHEAD), Dv * v.bytes);
+    }
     vf acc[R] = {{0}}, norm = {0};
     float tail[R] = {0}, tailNorm = 0;
     int64_t d = 0;
@@ -366,9 +482,30 @@ INLINE void directScores(int kind, view4 k, int64_t b, int64_t hk, int64_t j0,
         tail[r] += qRows[r][d] * kd;
     }
     float keyBias = gaussian ? -0.5f * scale * (hsum(norm) + tailNorm) : 0.0f;
+    float dot[R];
+    if (rows == R)
+      hsumRows(acc, dot);
+    else
+      for (int r = 0; r < rows; ++r)
+        dot[r] = hsum(acc[r]);
     for (int r = 0; r < rows; ++r)
-      s[r][j] = (hsum(acc[r]) + tail[r]) * scale + keyBias;
+      s[r][j] = (dot[r] + tail[r]) * scale + keyBias;
   }
+}
+
+INLINE void directScores(int kind, view4 k, view4 v, int64_t b, int64_t hk,
+                         int64_t j0, int64_t nc, int64_t N,
+                         const float *const qRows[R], int rows, int64_t D,
+                         int64_t Dv, float scale, int gaussian,
+                         float s[R][NC]) {
+  /* A constant row count for full blocks keeps the accumulators in
+   * registers. */
+  if (rows == R)
+    directScoresOf(kind, k, v, b, hk, j0, nc, N, qRows, R, D, Dv, scale,
+                   gaussian, s);
+  else
+    directScoresOf(kind, k, v, b, hk, j0, nc, N, qRows, rows, D, Dv, scale,
+                   gaussian, s);
 }
 
 /* The scaled score of (b, h, i, j): read from `scores` when given, else
@@ -457,7 +594,7 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
     return;
   int64_t groups = Hq / Hkv;
   int gaussian = (flags & ATTN_UK_GAUSSIAN) != 0;
-  /* f32 values are read in place (unit stride); others are converted per
+  /* f32 values are read in place (unit stride); others may be converted per
    * chunk into a buffer of MAX_D columns. */
   if ((kind == F32 && v.f != 1) || acc.f != 1 || D > MAX_D ||
       (kind != F32 && Dv > MAX_D) || (scores.base && scores.j > 1))
@@ -470,136 +607,120 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
   float qt[R][MAX_D];   /* f16/bf16: the block's query rows as f32 */
   float keyBias[NC];    /* Gaussian: -|k|^2 / 2 * scale per key, else 0 */
   float s[R][NC], p[R][NC], alpha[R];
-  /* Decoding (one or two query rows per head: a register block would be
-   * mostly padding) reads K rows in place instead of packing each chunk
-   * transposed, which costs more than its few rows' products. */
+  /* Decoding (one or two query rows per head: the group's rows fill a
+   * block or two) reads K rows in place instead of packing each chunk
+   * transposed, which costs more than those few blocks' products. */
   int direct = M <= 2 && k.f == 1 && (kind != F32 || q.f == 1);
+  /* f16/bf16 value chunks are widened to f32 once when several blocks read
+   * them, else read in place. */
+  int widened = kind != F32 && (v.f != 1 || groups * M > R);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hk = 0; hk < Hkv; ++hk)
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
         if (!scores.base && !direct)
           packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
-        const float *vChunk = row(v, b, hk, j0);
-        int64_t vStride = v.s;
-        if (kind != F32) {
+        if (widened)
           for (int64_t j = 0; j < nc; ++j)
             widenRow(kind, row(v, b, hk, j0 + j), v.f, Dv, vt + j * Dv);
-          vChunk = vt;
-          vStride = Dv;
-        }
-        for (int64_t h = hk * groups; h < (hk + 1) * groups; ++h)
-          for (int64_t i0 = 0; i0 < M; i0 += R) {
-            int rows = M - i0 < R ? (int)(M - i0) : R;
-            /* A chunk the band hides from all these rows changes nothing
-             * (max, sum and acc stay): skip it. Row i sees chunk keys
-             * [bandLo - d, bandHi - d] with d = kvPos + j0 - (qPos + i). */
-            int64_t dFirst = kvPos + j0 - qPos - i0;
-            if (bandHi - dFirst + (rows - 1) < 0 || bandLo - dFirst >= nc)
-              continue;
-            /* So is a chunk the mask hides from all of them. */
-            if (mask.base && !anyVisible(mask, b, h, i0, rows, j0, nc))
-              continue;
-            /* Rows past the end repeat the last row and are not stored. */
-            float *accRows[R];
-            for (int r = 0; r < R; ++r)
-              accRows[r] = row(acc, b, h, i0 + (r < rows ? r : rows - 1));
-
-            /* S = Q (K * scale)^T + keyBias, R x NC, or the given scores
-             * (keys past nc are hidden below). */
-            if (scores.base) {
-              for (int r = 0; r < rows; ++r)
-                memcpy(s[r], at(scores, b, h, i0 + r, j0),
-                       (size_t)nc * sizeof(float));
-            } else {
-              const float *qRows[R];
-              int64_t qStride;
-              loadQueryRows(kind, q, b, h, i0, rows, D, qt, qRows, &qStride);
-              if (direct)
-                directScores(kind, k, b, hk, j0, nc, qRows, rows, D, scale,
-                             gaussian, s);
-              else
-                blockScores(qRows, qStride, kt, keyBias, D, s);
-            }
-
-            /* Online softmax, row by row; hidden keys score -inf. */
-            for (int r = 0; r < R; ++r) {
-              if (r >= rows) {
-                alpha[r] = 0;
-                for (int w = 0; w < NV; ++w)
-                  store(&p[r][w * VL], splat(0.0f));
-                continue;
-              }
-              int64_t diff0 = kvPos + j0 - (qPos + i0 + r);
-              int64_t first = bandLo - diff0, end = bandHi - diff0 + 1;
-              first = first < 0 ? 0 : first > nc ? nc : first;
-              end = end < first ? first : end > nc ? nc : end;
-              for (int64_t j = 0; j < first; ++j)
-                s[r][j] = -INFINITY;
-              for (int64_t j = end; j < NC; ++j)
-                s[r][j] = -INFINITY;
-              if (mask.base || bias.base)
-                for (int64_t j = first; j < end; ++j)
-                  s[r][j] = maskedScore(kind, mask, bias, s[r][j], b, h, i0 + r,
-                                        j0 + j);
-
-              vf vmax = splat(-INFINITY);
-              vi nan = {0};
-              for (int w = 0; w < NV; ++w) {
-                vf x = load(&s[r][w * VL]);
-                nan |= x != x;
-                vmax = select(x > vmax, x, vmax);
-              }
-              float tileMax = hmax(vmax);
-              for (int l = 0; l < VL; ++l)
-                if (nan[l])
-                  tileMax = NAN;
-              float *mx = statistic(max, b, h, i0 + r);
-              float *sm = statistic(sum, b, h, i0 + r);
-              float newMax = maximum(*mx, tileMax);
-              vf rowSum = splat(0.0f);
-              if (newMax == -INFINITY) {
-                alpha[r] = 0;
-                for (int w = 0; w < NV; ++w)
-                  store(&p[r][w * VL], splat(0.0f));
-              } else {
-                alpha[r] = vexp(splat(*mx - newMax))[0];
-                for (int w = 0; w < NV; ++w) {
-                  vf e = vexp(load(&s[r][w * VL]) - newMax);
-                  rowSum += e;
-                  store(&p[r][w * VL], e);
-                }
-              }
-              *sm = *sm * alpha[r] + hsum(rowSum);
-              *mx = newMax;
-            }
-
-            /* acc = acc * alpha + P V. */
-            int hidden = 0;
-            for (int r = 0; r < rows; ++r)
-              for (int64_t j = 0; j < nc; ++j)
-                hidden |= p[r][j] == 0.0f;
-            int64_t col = 0;
-            /* Constant `hidden` arguments: two inlined copies. */
-            for (; col + NV * VL <= Dv; col += NV * VL)
-              if (hidden)
-                accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col,
-                             NV, 1);
-              else
-                accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col,
-                             NV, 0);
-            for (; col + VL <= Dv; col += VL)
-              accumulatePV(accRows, rows, vChunk, vStride, nc, p, alpha, col, 1,
-                           hidden);
-            for (; col < Dv; ++col)
-              for (int r = 0; r < rows; ++r) {
-                float a = accRows[r][col] * alpha[r];
-                for (int64_t j = 0; j < nc; ++j)
-                  if (p[r][j] != 0.0f)
-                    a += p[r][j] * vChunk[j * vStride + col];
-                accRows[r][col] = a;
-              }
+        for (int64_t h = hk * groups, i = 0; h < (hk + 1) * groups;) {
+          int64_t hs[R], is[R];
+          int rows = blockRows((hk + 1) * groups, M, &h, &i, hs, is);
+          /* A chunk the band hides from all these rows changes nothing
+           * (max, sum and acc stay): skip it. Row i sees chunk keys
+           * [bandLo - d, bandHi - d] with d = kvPos + j0 - (qPos + i). */
+          int inBand = 0;
+          for (int r = 0; r < rows; ++r) {
+            int64_t d = kvPos + j0 - qPos - is[r];
+            inBand |= bandHi - d >= 0 && bandLo - d < nc;
           }
+          if (!inBand)
+            continue;
+          /* So is a chunk the mask hides from all of them. */
+          if (mask.base && !anyVisible(mask, b, hs, is, rows, j0, nc))
+            continue;
+          /* Rows past the end repeat the last row and are not stored. */
+          float *accRows[R];
+          for (int r = 0; r < R; ++r)
+            accRows[r] = row(acc, b, hs[r], is[r]);
+
+          /* S = Q (K * scale)^T + keyBias, R x NC, or the given scores
+           * (keys past nc are hidden below). */
+          if (scores.base) {
+            for (int r = 0; r < rows; ++r)
+              memcpy(s[r], at(scores, b, hs[r], is[r], j0),
+                     (size_t)nc * sizeof(float));
+          } else {
+            const float *qRows[R];
+            int64_t qStride;
+            loadQueryRows(kind, q, b, hs, is, D, qt, qRows, &qStride);
+            if (direct)
+              directScores(kind, k, v, b, hk, j0, nc, N, qRows, rows, D, Dv,
+                           scale, gaussian, s);
+            else
+              blockScores(qRows, qStride, kt, keyBias, D, s);
+          }
+
+          /* Online softmax, row by row; hidden keys score -inf. */
+          for (int r = 0; r < R; ++r) {
+            if (r >= rows) {
+              alpha[r] = 0;
+              for (int w = 0; w < NV; ++w)
+                store(&p[r][w * VL], splat(0.0f));
+              continue;
+            }
+            int64_t diff0 = kvPos + j0 - (qPos + is[r]);
+            int64_t first = bandLo - diff0, end = bandHi - diff0 + 1;
+            first = first < 0 ? 0 : first > nc ? nc : first;
+            end = end < first ? first : end > nc ? nc : end;
+            for (int64_t j = 0; j < first; ++j)
+              s[r][j] = -INFINITY;
+            for (int64_t j = end; j < NC; ++j)
+              s[r][j] = -INFINITY;
+            if (mask.base || bias.base)
+              for (int64_t j = first; j < end; ++j)
+                s[r][j] = maskedScore(kind, mask, bias, s[r][j], b, hs[r],
+                                      is[r], j0 + j);
+
+            vf vmax = splat(-INFINITY);
+            vi nan = {0};
+            for (int w = 0; w < NV; ++w) {
+              vf x = load(&s[r][w * VL]);
+              nan |= x != x;
+              vmax = select(x > vmax, x, vmax);
+            }
+            float tileMax = hmax(vmax);
+            for (int l = 0; l < VL; ++l)
+              if (nan[l])
+                tileMax = NAN;
+            float *mx = statistic(max, b, hs[r], is[r]);
+            float *sm = statistic(sum, b, hs[r], is[r]);
+            float newMax = maximum(*mx, tileMax);
+            vf rowSum = splat(0.0f);
+            if (newMax == -INFINITY) {
+              alpha[r] = 0;
+              for (int w = 0; w < NV; ++w)
+                store(&p[r][w * VL], splat(0.0f));
+            } else {
+              alpha[r] = vexp(splat(*mx - newMax))[0];
+              for (int w = 0; w < NV; ++w) {
+                vf e = vexp(load(&s[r][w * VL]) - newMax);
+                rowSum += e;
+                store(&p[r][w * VL], e);
+              }
+            }
+            *sm = *sm * alpha[r] + hsum(rowSum);
+            *mx = newMax;
+          }
+
+          /* acc = acc * alpha + P V. */
+          if (widened)
+            accumulateValues(F32, accRows, rows, (const char *)vt, Dv, nc, Dv,
+                             p, alpha);
+          else
+            accumulateValues(kind, accRows, rows, row(v, b, hk, j0), v.s, nc,
+                             Dv, p, alpha);
+        }
       }
 }
 
@@ -646,17 +767,17 @@ INLINE void stepScores(int kind, const attn_memref4_f32 *qm,
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
         packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
-        for (int64_t h = hk * groups; h < (hk + 1) * groups; ++h)
-          for (int64_t i0 = 0; i0 < M; i0 += R) {
-            int rows = M - i0 < R ? (int)(M - i0) : R;
-            const float *qRows[R];
-            int64_t qStride;
-            loadQueryRows(kind, q, b, h, i0, rows, D, qt, qRows, &qStride);
-            blockScores(qRows, qStride, kt, keyBias, D, s);
-            for (int r = 0; r < rows; ++r)
-              memcpy((float *)row(out, b, h, i0 + r) + j0, s[r],
-                     (size_t)nc * sizeof(float));
-          }
+        for (int64_t h = hk * groups, i = 0; h < (hk + 1) * groups;) {
+          int64_t hs[R], is[R];
+          int rows = blockRows((hk + 1) * groups, M, &h, &i, hs, is);
+          const float *qRows[R];
+          int64_t qStride;
+          loadQueryRows(kind, q, b, hs, is, D, qt, qRows, &qStride);
+          blockScores(qRows, qStride, kt, keyBias, D, s);
+          for (int r = 0; r < rows; ++r)
+            memcpy((float *)row(out, b, hs[r], is[r]) + j0, s[r],
+                   (size_t)nc * sizeof(float));
+        }
       }
 }
 
