@@ -46,16 +46,24 @@ float modifyScore(const Problem &p, int64_t h, int64_t i, int64_t j, float s) {
   return s;
 }
 
+/// How many keys query i sees: all, or those up to its causal position.
+static int64_t visibleKeys(const Problem &p, int64_t i) {
+  return p.causal ? std::min(p.seqLen, i + p.seqLen - p.queryLen + 1)
+                  : p.seqLen;
+}
+
 void naiveAttention(const Problem &p, const float *q, const float *k,
                     const float *v, float *out, int threads) {
-  const int64_t S = p.seqLen, D = p.headDim;
+  const int64_t M = p.queryLen, S = p.seqLen, D = p.headDim;
+  const int64_t groups = p.heads / p.kvHeads;
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t h = 0; h < p.heads; ++h) {
-    const float *qh = q + h * S * D, *kh = k + h * S * D, *vh = v + h * S * D;
-    float *oh = out + h * S * D;
+    const float *qh = q + h * M * D, *kh = k + h / groups * S * D,
+                *vh = v + h / groups * S * D;
+    float *oh = out + h * M * D;
     std::vector<float> scores(S), acc(D);
-    for (int64_t i = 0; i < S; ++i) {
-      int64_t visible = p.causal ? i + 1 : S;
+    for (int64_t i = 0; i < M; ++i) {
+      int64_t visible = visibleKeys(p, i);
       const float *qi = qh + i * D;
       float rowMax = -std::numeric_limits<float>::infinity();
       for (int64_t j = 0; j < visible; ++j) {
@@ -85,19 +93,19 @@ void naiveAttention(const Problem &p, const float *q, const float *k,
   }
 }
 
-/// Softmax of rows [begin, end) of the [heads * S, S] score matrix.
+/// Softmax of rows [begin, end) of the [heads * queryLen, seqLen] score
+/// matrix.
 static void softmaxRows(const Problem &p, float *scores, int64_t begin,
                         int64_t end) {
-  const int64_t S = p.seqLen;
+  const int64_t M = p.queryLen, S = p.seqLen;
   const float negInf = -std::numeric_limits<float>::infinity();
   for (int64_t row = begin; row < end; ++row) {
     float *s = scores + row * S;
-    int64_t h = row / S, i = row % S;
+    int64_t h = row / M, i = row % M;
     if (p.mod != ScoreMod::None)
       for (int64_t j = 0; j < S; ++j)
         s[j] = modifyScore(p, h, i, j, s[j]);
-    if (p.causal)
-      std::fill(s + i + 1, s + S, negInf);
+    std::fill(s + visibleKeys(p, i), s + S, negInf);
     float rowMax = negInf;
     for (int64_t j = 0; j < S; ++j)
       rowMax = std::max(rowMax, s[j]);
@@ -114,13 +122,14 @@ static void softmaxRows(const Problem &p, float *scores, int64_t begin,
 
 void blasAttention(const Problem &p, const float *q, const float *k,
                    const float *v, float *out, float *scores, int threads) {
-  const int64_t S = p.seqLen, D = p.headDim;
+  const int64_t M = p.queryLen, S = p.seqLen, D = p.headDim;
+  const int64_t groups = p.heads / p.kvHeads;
   for (int64_t h = 0; h < p.heads; ++h)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, S, S, D, p.scale,
-                q + h * S * D, D, k + h * S * D, D, 0.0f, scores + h * S * S,
-                S);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, M, S, D, p.scale,
+                q + h * M * D, D, k + h / groups * S * D, D, 0.0f,
+                scores + h * M * S, S);
 
-  const int64_t rows = p.heads * S;
+  const int64_t rows = p.heads * M;
   if (threads <= 1) {
     softmaxRows(p, scores, 0, rows);
   } else {
@@ -137,9 +146,9 @@ void blasAttention(const Problem &p, const float *q, const float *k,
   }
 
   for (int64_t h = 0; h < p.heads; ++h)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, S, D, S, 1.0f,
-                scores + h * S * S, S, v + h * S * D, D, 0.0f, out + h * S * D,
-                D);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, D, S, 1.0f,
+                scores + h * M * S, S, v + h / groups * S * D, D, 0.0f,
+                out + h * M * D, D);
 }
 
 void setBlasThreads(int threads) { openblas_set_num_threads(threads); }

@@ -3,9 +3,9 @@
 // Part of the attn project: an MLIR compiler for attention.
 //
 // Two reference implementations of fp32 scaled dot-product attention on BHSD
-// tensors with B = 1 and Hq = Hkv: a plain C++ loop nest, and the unfused
-// BLAS path that PyTorch's math fallback takes (GEMM, softmax, GEMM). They use
-// no MLIR and no LLVM.
+// tensors with B = 1 (GQA: query head h reads KV head h / (Hq / Hkv)): a
+// plain C++ loop nest, and the unfused BLAS path that PyTorch's math fallback
+// takes (GEMM, softmax, GEMM). They use no MLIR and no LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,10 +22,13 @@ namespace attn_bench {
 /// s to C tanh(s / C).
 enum class ScoreMod { None, Alibi, Softcap };
 
-/// One problem: q, k, v and out are [heads, seqLen, headDim], row-major.
+/// One problem: q and out are [heads, queryLen, headDim], k and v
+/// [kvHeads, seqLen, headDim], row-major.
 struct Problem {
-  int64_t heads = 0, seqLen = 0, headDim = 0;
-  bool causal = false; // key j is visible to query i iff j <= i
+  int64_t heads = 0, kvHeads = 0, queryLen = 0, seqLen = 0, headDim = 0;
+  /// Key j is visible to query i iff j <= i + seqLen - queryLen (causal
+  /// aligned bottom-right: the queries are the last of the keys' positions).
+  bool causal = false;
   float scale = 1.0f;
   ScoreMod mod = ScoreMod::None;
   float softcap = 0.0f; // C of ScoreMod::Softcap
@@ -41,11 +44,10 @@ void naiveAttention(const Problem &p, const float *q, const float *k,
                     const float *v, float *out, int threads);
 
 /// PyTorch's math path: for every head S = scale * Q K^T (cblas_sgemm), then
-/// a row softmax over the whole [heads, seqLen, seqLen] score tensor (scores
-/// modified and masked ones set to -inf first) on `threads` threads, then
-/// O = P V
-/// (cblas_sgemm). `scores` holds heads * seqLen * seqLen floats. The GEMMs
-/// run on the OpenBLAS thread count set by setBlasThreads.
+/// a row softmax over the whole [heads, queryLen, seqLen] score tensor
+/// (scores modified and masked ones set to -inf first) on `threads` threads,
+/// then O = P V (cblas_sgemm). `scores` holds heads * queryLen * seqLen
+/// floats. The GEMMs run on the OpenBLAS thread count set by setBlasThreads.
 void blasAttention(const Problem &p, const float *q, const float *k,
                    const float *v, float *out, float *scores, int threads);
 

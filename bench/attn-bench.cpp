@@ -2,10 +2,12 @@
 //
 // Part of the attn project: an MLIR compiler for attention.
 //
-// attn-bench [--quick] [--configs HxSxD,...] [--runs N] [--threads 1,2]
-//            [--json]
-// For each (H, S, D) problem (B = 1, fp32, Hq = Hkv = H, Sq = Sk = S), with
-// and without a causal mask, and for each thread count, times in one process
+// attn-bench [--quick] [--configs HxSxD,HQ:HKVxSQ:SKxD,...] [--runs N]
+//            [--threads 1,2] [--json]
+// For each (H, S, D) problem (B = 1, fp32, Hq = Hkv = H, Sq = Sk = S), or
+// (Hq:Hkv, Sq:Sk, D) (GQA, decoding), with and without a causal mask
+// (bottom-right where Sq < Sk), and for each thread count, times in one
+// process
 //   attn:  the kernel compiled from the SPEC b=1,hq=H,sq=S,d=D[,mask=causal]
 //          (compileCPUKernel, JIT-loaded, called through its DLPack entry),
 //   naive: a plain C++ loop nest (bench/Peers.cpp),
@@ -60,7 +62,8 @@ static cl::opt<bool> quick("quick",
                            cl::cat(benchCategory));
 static cl::list<std::string>
     configList("configs", cl::CommaSeparated,
-               cl::desc("Problems as HxSxD (default "
+               cl::desc("Problems as HxSxD, or HQ:HKVxSQ:SKxD for GQA and "
+                        "decoding (e.g. 32:8x1:4096x128; default "
                         "8x512x64,16x2048x64,8x4096x128)"),
                cl::cat(benchCategory));
 static cl::list<std::string>
@@ -114,10 +117,17 @@ static constexpr int64_t kLargeSeqLen = 2048;
 }
 
 namespace {
+/// Hq query heads of Sq rows against Hkv KV heads of Sk keys, head dim D.
 struct Config {
-  int64_t heads, seqLen, headDim;
+  int64_t heads, kvHeads, queryLen, seqLen, headDim;
+  /// Self-attention of H heads: the HxSxD form.
+  bool isSquare() const { return heads == kvHeads && queryLen == seqLen; }
   std::string name() const {
-    return llvm::formatv("{0}x{1}x{2}", heads, seqLen, headDim).str();
+    if (isSquare())
+      return llvm::formatv("{0}x{1}x{2}", heads, seqLen, headDim).str();
+    return llvm::formatv("{0}:{1}x{2}:{3}x{4}", heads, kvHeads, queryLen,
+                         seqLen, headDim)
+        .str();
   }
 };
 
@@ -233,8 +243,8 @@ private:
 
 /// A [1, H, S, D] f32 DLTensor over `data`.
 struct Tensor4D {
-  Tensor4D(const Config &c, float *data)
-      : shape{1, c.heads, c.seqLen, c.headDim} {
+  Tensor4D(int64_t heads, int64_t seqLen, int64_t headDim, float *data)
+      : shape{1, heads, seqLen, headDim} {
     tensor.data = data;
     tensor.device = {kDLCPU, 0};
     tensor.ndim = 4;
@@ -337,9 +347,10 @@ static double maxAbsDiff(const Buffer &a, const Buffer &b) {
   return worst;
 }
 
+/// (query, key) pairs a head computes; causal is aligned bottom-right.
 static double visiblePairs(const Config &c, bool causal) {
-  double s = static_cast<double>(c.seqLen);
-  return causal ? s * (s + 1) / 2 : s * s;
+  double m = static_cast<double>(c.queryLen), s = static_cast<double>(c.seqLen);
+  return causal ? m * (s - m) + m * (m + 1) / 2 : m * s;
 }
 
 /// Useful GFLOP/s: 2 * H * (D + Dv) * visible (query, key) pairs.
@@ -348,15 +359,31 @@ static double gflops(const Config &c, bool causal, double ms) {
          (ms * 1e-3) / 1e9;
 }
 
+/// "A" as (A, A), or "A:B" as (A, B); false unless both are positive.
+static bool parsePair(StringRef text, int64_t &first, int64_t &second) {
+  auto [a, b] = text.split(':');
+  if (a.getAsInteger(10, first))
+    return false;
+  second = first;
+  if (text.contains(':') && b.getAsInteger(10, second))
+    return false;
+  return first > 0 && second > 0;
+}
+
 static Config parseConfig(llvm::StringRef text) {
   llvm::SmallVector<llvm::StringRef> parts;
   text.trim().split(parts, 'x');
   Config c;
-  if (parts.size() != 3 || parts[0].getAsInteger(10, c.heads) ||
-      parts[1].getAsInteger(10, c.seqLen) ||
-      parts[2].getAsInteger(10, c.headDim) || c.heads <= 0 || c.seqLen <= 0 ||
-      c.headDim <= 0)
-    fatal("bad --configs entry '" + text + "' (expected HxSxD, e.g. 8x512x64)");
+  if (parts.size() != 3 || !parsePair(parts[0], c.heads, c.kvHeads) ||
+      !parsePair(parts[1], c.queryLen, c.seqLen) ||
+      parts[2].getAsInteger(10, c.headDim) || c.headDim <= 0)
+    fatal("bad --configs entry '" + text +
+          "' (expected HxSxD or HQ:HKVxSQ:SKxD, e.g. 8x512x64 or "
+          "32:8x1:4096x128)");
+  if (c.heads % c.kvHeads != 0)
+    fatal("bad --configs entry '" + text + "': HQ is not a multiple of HKV");
+  if (c.queryLen > c.seqLen)
+    fatal("bad --configs entry '" + text + "': SQ is longer than SK");
   return c;
 }
 
@@ -377,9 +404,11 @@ int main(int argc, char **argv) {
     for (const std::string &text : configList)
       configs.push_back(parseConfig(text));
   } else if (quick) {
-    configs = {{8, 512, 64}};
+    configs = {{8, 8, 512, 512, 64}};
   } else {
-    configs = {{8, 512, 64}, {16, 2048, 64}, {8, 4096, 128}};
+    configs = {{8, 8, 512, 512, 64},
+               {16, 16, 2048, 2048, 64},
+               {8, 8, 4096, 4096, 128}};
   }
   unsigned baseRuns = runs;
   if (quick && runs.getNumOccurrences() == 0)
@@ -425,8 +454,9 @@ int main(int argc, char **argv) {
                << " (OPENBLAS_CORETYPE=" << (coreType ? coreType : "unset")
                << ")\n";
   llvm::outs() << llvm::formatv(
-      "B=1, fp32, Hq=Hkv=H, Sq=Sk=S; median of {0} runs ({1} when S >= "
-      "{2}); GF/s = useful GFLOP/s = 2*H*(D+D)*visible_pairs/time\n",
+      "B=1, fp32, Hq=Hkv=H, Sq=Sk=S (or Hq:Hkv, Sq:Sk); median of {0} runs "
+      "({1} when Sq*Sk >= {2}^2); GF/s = useful GFLOP/s = "
+      "2*Hq*(D+D)*visible_pairs/time\n",
       baseRuns, std::min(baseRuns, largeRuns.getValue()), kLargeSeqLen);
   llvm::outs() << "attn kernel: "
                << (!fused     ? "naive (unfused) lowering"
@@ -439,23 +469,26 @@ int main(int argc, char **argv) {
 
   AttnCompiler compiler;
   std::vector<Row> rows;
-  const char *header = "{0,-12} {1,-18} {2,3} {3,4} {4,11} {5,11} {6,11} "
+  const char *header = "{0,-16} {1,-14} {2,3} {3,4} {4,11} {5,11} {6,11} "
                        "{7,7} {8,7} {9,7} {10,9} {11,9}\n";
   bool printedHeader = false;
   auto benchStart = std::chrono::steady_clock::now();
 
   for (const Config &c : configs) {
-    size_t n = c.heads * c.seqLen * c.headDim;
-    Buffer q(n), k(n), v(n), attnOut(n), naiveOut(n), blasOut(n);
-    Buffer scores(c.heads * c.seqLen * c.seqLen);
+    size_t n = c.heads * c.queryLen * c.headDim;
+    size_t kvN = c.kvHeads * c.seqLen * c.headDim;
+    Buffer q(n), k(kvN), v(kvN), attnOut(n), naiveOut(n), blasOut(n);
+    Buffer scores(c.heads * c.queryLen * c.seqLen);
     std::mt19937_64 rng(seed);
     std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
     for (const Buffer *b : {&q, &k, &v})
-      for (size_t i = 0; i < n; ++i)
+      for (size_t i = 0; i < b->size(); ++i)
         b->get()[i] = uniform(rng);
-    Tensor4D qT(c, q.get()), kT(c, k.get()), vT(c, v.get()),
-        outT(c, attnOut.get());
-    bool large = c.seqLen >= kLargeSeqLen;
+    Tensor4D qT(c.heads, c.queryLen, c.headDim, q.get()),
+        kT(c.kvHeads, c.seqLen, c.headDim, k.get()),
+        vT(c.kvHeads, c.seqLen, c.headDim, v.get()),
+        outT(c.heads, c.queryLen, c.headDim, attnOut.get());
+    bool large = c.queryLen * c.seqLen >= kLargeSeqLen * kLargeSeqLen;
     unsigned configRuns =
         large ? std::min(baseRuns, largeRuns.getValue()) : baseRuns;
 
@@ -464,10 +497,13 @@ int main(int argc, char **argv) {
         std::string maskName = causal ? "causal" : "none";
         if (mod.kind != ScoreMod::None)
           maskName += "+" + mod.name;
-        std::string spec =
-            llvm::formatv("b=1,hq={0},sq={1},d={2}{3}{4}", c.heads, c.seqLen,
-                          c.headDim, causal ? ",mask=causal" : "",
-                          mod.kind == ScoreMod::None ? "" : ",mod=" + mod.name);
+        std::string spec = llvm::formatv(
+            "b=1,hq={0},hkv={1},sq={2},sk={3},d={4}{5}{6}", c.heads, c.kvHeads,
+            c.queryLen, c.seqLen, c.headDim,
+            !causal                  ? ""
+            : c.queryLen == c.seqLen ? ",mask=causal"
+                                     : ",mask=causal_bottom_right",
+            mod.kind == ScoreMod::None ? "" : ",mod=" + mod.name);
         auto compileStart = std::chrono::steady_clock::now();
         AttnKernel kernel = compiler.compile(spec);
         llvm::errs() << llvm::formatv("[{0,7:f1}s] {1}: compiled in {2:f2} s\n",
@@ -476,6 +512,8 @@ int main(int argc, char **argv) {
 
         Problem problem;
         problem.heads = c.heads;
+        problem.kvHeads = c.kvHeads;
+        problem.queryLen = c.queryLen;
         problem.seqLen = c.seqLen;
         problem.headDim = c.headDim;
         problem.causal = causal;
@@ -533,7 +571,9 @@ int main(int argc, char **argv) {
           row.naiveMs = medianMs(runNaive, configRuns, warmUp);
           quiesce();
           row.blasMs = medianMs(runBlas, configRuns, warmUp);
-          if (!ortScript.empty() && mod.kind == ScoreMod::None) {
+          // ORT's MultiHeadAttention peer takes H heads of S rows only.
+          if (!ortScript.empty() && mod.kind == ScoreMod::None &&
+              c.isSquare()) {
             quiesce();
             row.ortMs = timeOrt(c, causal, t, configRuns);
           }
@@ -560,7 +600,7 @@ int main(int argc, char **argv) {
               llvm::formatv("{0:f3}", row.blasMs / row.attnMs));
           if (row.ortMs)
             llvm::outs() << llvm::formatv(
-                "{0,-12} {1,-18} {2,3}      ort "
+                "{0,-16} {1,-14} {2,3}      ort "
                 "(com.microsoft.MultiHeadAttention"
                 "): {3:f2} ms, {4:f2} GF/s, attn speedup {5:f3}\n",
                 "", "", "", *row.ortMs, gflops(c, causal, *row.ortMs),
@@ -580,6 +620,8 @@ int main(int argc, char **argv) {
           {"config", c.name()},
           {"b", 1},
           {"h", c.heads},
+          {"hkv", c.kvHeads},
+          {"sq", c.queryLen},
           {"s", c.seqLen},
           {"d", c.headDim},
           {"dtype", "f32"},

@@ -40,6 +40,7 @@ tools = [
     ToolSubst("attn-opt", unresolved="fatal"),
     ToolSubst("attn-compile", unresolved="fatal"),
     ToolSubst("attn-run", unresolved="fatal"),
+    ToolSubst("attn-bench", unresolved="ignore"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
@@ -56,6 +57,11 @@ if config.attn_sanitize:
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1"
     config.available_features.add("sanitize")
 config.substitutions.append(("%cc", cc))
+
+# attn-bench is built (ATTN_BUILD_BENCH, with OpenBLAS): its peers are
+# cross-checked against attn in test/bench.
+if config.attn_have_bench:
+    config.available_features.add("attn-bench")
 
 # AVX-512 on the host: tests that run code built for it (the micro-kernels'
 # 16-lane form) need it; the 8-lane AVX2 form runs everywhere.
