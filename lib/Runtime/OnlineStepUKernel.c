@@ -451,9 +451,9 @@ INLINE void blockScores(const float *const qRows[R], int64_t qStride,
  * keys [j0, j0 + nc) of (b, hk) read in place as dot products: for one or
  * two rows per head (decoding), cheaper than packing each chunk transposed
  * for a block or two. Each key and value is read once from memory, with
- * too little work per key to hide a miss: the K and V rows AHEAD keys on
- * (up to the tile's N) are prefetched, values a chunk before the products
- * read them. */
+ * too little work per key to hide a miss: at key j the K and V rows of key
+ * j + AHEAD (within the tile's N) are prefetched (V is read after the
+ * chunk's scores, so its lines have longer to arrive). */
 INLINE void directScoresOf(int kind, view4 k, view4 v, int64_t b, int64_t hk,
                            int64_t j0, int64_t nc, int64_t N,
                            const float *const qRows[R], const int rows,
