@@ -8,7 +8,8 @@
 // (Hq:Hkv, Sq:Sk, D) (GQA, decoding), with and without a causal mask
 // (bottom-right where Sq < Sk), and for each thread count, times in one
 // process
-//   attn:  the kernel compiled from the SPEC b=1,hq=H,sq=S,d=D[,mask=causal]
+//   attn:  the kernel compiled from the SPEC b=1,hq=Hq,hkv=Hkv,sq=Sq,sk=Sk,
+//          d=D[,mask=causal or causal_bottom_right][,mod=...]
 //          (compileCPUKernel, JIT-loaded, called through its DLPack entry),
 //   naive: a plain C++ loop nest (bench/Peers.cpp),
 //   blas:  PyTorch's unfused math path on OpenBLAS (GEMM, softmax, GEMM),

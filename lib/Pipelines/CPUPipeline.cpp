@@ -115,10 +115,10 @@ void mlir::attn::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(createCanonicalizerPass());
 
-  // -> LLVM. memref before scf-to-cf, so OpenMP regions see LLVM types.
   // bf16 stores without a libcall GCC 12's libgcc lacks (no AVX512-BF16);
   // before the OpenMP and memref conversions, which convert arith too.
   pm.addPass(createExpandBF16Conversions());
+  // -> LLVM. memref before scf-to-cf, so OpenMP regions see LLVM types.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
