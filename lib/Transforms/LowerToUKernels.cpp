@@ -134,6 +134,44 @@ static Value materializePositionMasks(OpBuilder &b, Location loc,
   return generic.getResult(0);
 }
 
+/// T5's relative-position bias depends on j - i alone, so a step's Tq x Tk
+/// scores take at most Tq + Tk - 1 distinct biases per head: this gathers
+/// them once, as f32 [Hq, Tq + Tk] where entry t is the bias at
+/// j - i = (j0 - i0) + t - Tq, so that the scores read entry
+/// j_local - i_local + Tq, a contiguous row per query. The bucket compares
+/// and the table gather then run Tq + Tk times per head, not Tq * Tk.
+static Value gatherRelPosDiagonals(OpBuilder &b, Location loc,
+                                   OnlineAttentionOp op,
+                                   const AttentionPosition &position,
+                                   ArrayRef<OpFoldResult> scoreSizes) {
+  IndexMath m{b, loc};
+  Value queries = getValueOrCreateConstantIndexOp(b, loc, scoreSizes[2]);
+  Value keys = getValueOrCreateConstantIndexOp(b, loc, scoreSizes[3]);
+  SmallVector<OpFoldResult> sizes = {scoreSizes[1],
+                                     OpFoldResult(m.add(queries, keys))};
+  Value init = tensor::EmptyOp::create(b, loc, sizes, b.getF32Type());
+  Value lastQuery = m.add(position.offsets[2], queries);
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(2)};
+  SmallVector<utils::IteratorType> iterators(2, utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, init.getType(), ValueRange{}, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nl, ValueRange) {
+        IndexMath nm{nb, nl};
+        Value head =
+            nm.add(linalg::IndexOp::create(nb, nl, 0), position.offsets[1]);
+        Value key =
+            nm.add(linalg::IndexOp::create(nb, nl, 1), position.offsets[3]);
+        Value bucket =
+            buildRelPosBucket(nb, nl, op.getRelposAttr(), lastQuery, key);
+        linalg::YieldOp::create(
+            nb, nl,
+            tensor::ExtractOp::create(nb, nl, op.getRelBias(),
+                                      ValueRange{head, bucket})
+                .getResult());
+      });
+  return generic.getResult(0);
+}
+
 /// The scores of `op`'s step with its score_mod and relative-position bias
 /// applied, as f32 [B, Hq, Sq, Sk]: the `scoresUKernel` micro-kernel writes
 /// the scaled products, then one linalg.generic modifies them in place. The
@@ -157,28 +195,33 @@ static Value materializeModifiedScores(OpBuilder &b, Location loc,
                        ValueRange{q, op.getKey()}, ValueRange{init}, scalars)
                        .getResult(0);
   Region &scoreMod = op.getScoreMod();
-  Value table = op.getRelBias();
+  Value diagonals = op.getRelBias()
+                        ? gatherRelPosDiagonals(b, loc, op, position, sizes)
+                        : Value();
+  Value queries = getValueOrCreateConstantIndexOp(b, loc, sizes[2]);
   SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(4)};
   SmallVector<utils::IteratorType> iterators(4, utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(
       b, loc, init.getType(), ValueRange{}, ValueRange{products}, maps,
       iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
-        SmallVector<Value, 4> indices =
-            getWholeProblemIndices(nb, nl, position);
         Value score = args[0];
         if (!scoreMod.empty()) {
           SmallVector<Value, 5> regionArgs = {score};
-          llvm::append_range(regionArgs, indices);
+          llvm::append_range(regionArgs,
+                             getWholeProblemIndices(nb, nl, position));
           score = inlineRegion(nb, scoreMod, regionArgs);
         }
-        if (table)
+        if (diagonals) {
+          IndexMath nm{nb, nl};
+          Value entry = nm.add(nm.sub(linalg::IndexOp::create(nb, nl, 3),
+                                      linalg::IndexOp::create(nb, nl, 2)),
+                               queries);
           score = arith::AddFOp::create(
               nb, nl, score,
               tensor::ExtractOp::create(
-                  nb, nl, table,
-                  ValueRange{indices[1],
-                             buildRelPosBucket(nb, nl, op.getRelposAttr(),
-                                               indices[2], indices[3])}));
+                  nb, nl, diagonals,
+                  ValueRange{linalg::IndexOp::create(nb, nl, 1), entry}));
+        }
         linalg::YieldOp::create(nb, nl, score);
       });
   return generic.getResult(0);

@@ -284,9 +284,12 @@ func.func @run_time_masks(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x16x16xf32>,
 // A score_mod and a rel_bias run between the products and the softmax: the
 // scores micro-kernel writes the scaled products (with the Gaussian
 // similarity's flag 4 here) into an f32 [B, Hq, Sq, Sk] tile, one
-// linalg.generic applies the region and then adds the table's bucket, at
-// whole-problem indices, in place, and the step reads that tile (flag 8)
-// instead of computing scores, so it takes no similarity flag itself.
+// linalg.generic applies the region and then adds the bias, in place, and
+// the step reads that tile (flag 8) instead of computing scores, so it takes
+// no similarity flag itself. The bias depends on j - i alone: a first
+// generic gathers the table's bucket of each of the tile's Sq + Sk
+// diagonals per head (entry t at j - i = kvoff + t - (qoff + Sq)), and the
+// scores read entry j - i + Sq of their head.
 // CHECK-LABEL: func.func @modified_scores
 // CHECK-SAME: %[[Q:[a-z0-9_]+]]: tensor<1x2x4x16xf32>, %[[K:[a-z0-9_]+]]: tensor<1x2x8x16xf32>, %[[T:[a-z0-9_]+]]: tensor<2x32xf32>
 // CHECK-SAME: %[[QOFF:[a-z0-9_]+]]: index, %[[KVOFF:[a-z0-9_]+]]: index)
@@ -294,18 +297,28 @@ func.func @run_time_masks(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x16x16xf32>,
 // CHECK-DAG: %[[GAUSSIAN:.+]] = arith.constant 4 : i64
 // CHECK-DAG: %[[GIVEN:.+]] = arith.constant 8 : i64
 // CHECK-DAG: %[[BHSD:.+]] = arith.constant 0 : i64
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
 // CHECK: %[[EMPTY:.+]] = tensor.empty() : tensor<1x2x4x8xf32>
 // CHECK: %[[PRODUCTS:.+]] = attn.ukernel.generic "attn_uk_scores_f32" ins(%[[Q]], %[[K]] : tensor<1x2x4x16xf32>, tensor<1x2x8x16xf32>) outs(%[[EMPTY]] : tensor<1x2x4x8xf32>) (%[[SCALE]], %[[BHSD]], %[[GAUSSIAN]] : f32, i64, i64) -> tensor<1x2x4x8xf32>
+// CHECK: %[[DIAGEMPTY:.+]] = tensor.empty() : tensor<2x12xf32>
+// CHECK: %[[LAST:.+]] = arith.addi %[[QOFF]], %[[C4]] : index
+// CHECK: %[[DIAGS:.+]] = linalg.generic {{.*}} outs(%[[DIAGEMPTY]] : tensor<2x12xf32>)
+// CHECK: %[[DH:.+]] = linalg.index 0 : index
+// CHECK: %[[T0:.+]] = linalg.index 1 : index
+// CHECK: %[[JABS:.+]] = arith.addi %[[T0]], %[[KVOFF]] : index
+// CHECK: arith.subi %[[JABS]], %[[LAST]] : index
+// CHECK: %[[BIAS:.+]] = tensor.extract %[[T]][%[[DH]], %{{.+}}] : tensor<2x32xf32>
+// CHECK: linalg.yield %[[BIAS]] : f32
 // CHECK: %[[SCORES:.+]] = linalg.generic {{.*}} outs(%[[PRODUCTS]] : tensor<1x2x4x8xf32>)
 // CHECK-NEXT: ^bb0(%[[S:.+]]: f32):
-// CHECK: %[[H:.+]] = linalg.index 1 : index
-// CHECK: %[[I:.+]] = linalg.index 2 : index
-// CHECK: %[[IABS:.+]] = arith.addi %[[I]], %[[QOFF]] : index
-// CHECK: %[[J:.+]] = linalg.index 3 : index
-// CHECK: %[[JABS:.+]] = arith.addi %[[J]], %[[KVOFF]] : index
 // CHECK: %[[CAPPED:.+]] = math.tanh %[[S]] : f32
-// CHECK: %[[BIAS:.+]] = tensor.extract %[[T]][%[[H]], %{{.+}}] : tensor<2x32xf32>
-// CHECK: %[[SUM:.+]] = arith.addf %[[CAPPED]], %[[BIAS]] : f32
+// CHECK: %[[J:.+]] = linalg.index 3 : index
+// CHECK: %[[I:.+]] = linalg.index 2 : index
+// CHECK: %[[DIFF:.+]] = arith.subi %[[J]], %[[I]] : index
+// CHECK: %[[ENTRY:.+]] = arith.addi %[[DIFF]], %[[C4]] : index
+// CHECK: %[[H:.+]] = linalg.index 1 : index
+// CHECK: %[[DBIAS:.+]] = tensor.extract %[[DIAGS]][%[[H]], %[[ENTRY]]] : tensor<2x12xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[CAPPED]], %[[DBIAS]] : f32
 // CHECK: linalg.yield %[[SUM]] : f32
 // CHECK: attn.ukernel.generic "attn_uk_online_step_f32" ins(%[[Q]], %[[K]], %[[K]], %{{.+}}, %{{.+}}, %[[SCORES]] : {{.*}}, tensor<1x2x4x8xf32>) outs({{.*}}) ({{.*}}, %[[GIVEN]] : f32, i64, i64, i64, i64, i64, i64)
 func.func @modified_scores(%q: tensor<1x2x4x16xf32>, %k: tensor<1x2x8x16xf32>,
