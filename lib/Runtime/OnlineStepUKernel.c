@@ -150,6 +150,9 @@ INLINE float maximum(float a, float b) {
 /* Element types of q, k and v (acc and the statistics are f32). */
 enum { F32, F16, BF16 };
 
+/* Bytes per element of `kind`. */
+INLINE int64_t bytesOf(int kind) { return kind == F32 ? 4 : 2; }
+
 /* IEEE half to float with integer operations only (no F16C, no libcall). */
 INLINE float halfToFloat(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16;
@@ -300,7 +303,7 @@ INLINE void accumulatePV(int kind, float *const accRows[R], int rows,
                          const char *v, int64_t vStride, int64_t nc,
                          const float p[R][NC], const float alpha[R],
                          int64_t col, const int width, int hidden) {
-  int64_t bytes = kind == F32 ? 4 : 2;
+  int64_t bytes = bytesOf(kind);
   vf c[R][NV];
   for (int r = 0; r < R; ++r)
     for (int w = 0; w < width; ++w)
@@ -342,7 +345,7 @@ INLINE void accumulateValues(int kind, float *const accRows[R], int rows,
       accumulatePV(kind, accRows, rows, v, vStride, nc, p, alpha, col, NV, 0);
   for (; col + VL <= Dv; col += VL)
     accumulatePV(kind, accRows, rows, v, vStride, nc, p, alpha, col, 1, hidden);
-  int64_t bytes = kind == F32 ? 4 : 2;
+  int64_t bytes = bytesOf(kind);
   for (; col < Dv; ++col)
     for (int r = 0; r < rows; ++r) {
       float a = accRows[r][col] * alpha[r];
@@ -579,7 +582,7 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
                        int64_t bandLo, int64_t bandHi, int64_t flags) {
   int hPos = layout == ATTN_UK_BSHD ? 2 : 1;
   int sPos = layout == ATTN_UK_BSHD ? 1 : 2;
-  int64_t bytes = kind == F32 ? 4 : 2;
+  int64_t bytes = bytesOf(kind);
   view4 q = makeView(qm, bytes, hPos, sPos),
         k = makeView(km, bytes, hPos, sPos);
   view4 v = makeView(vm, bytes, hPos, sPos);
@@ -741,7 +744,7 @@ INLINE void stepScores(int kind, const attn_memref4_f32 *qm,
                        int64_t layout, int64_t flags) {
   int hPos = layout == ATTN_UK_BSHD ? 2 : 1;
   int sPos = layout == ATTN_UK_BSHD ? 1 : 2;
-  int64_t bytes = kind == F32 ? 4 : 2;
+  int64_t bytes = bytesOf(kind);
   view4 q = makeView(qm, bytes, hPos, sPos),
         k = makeView(km, bytes, hPos, sPos);
   view4 out = makeView(scoresm, 4, 1, 2);
@@ -797,7 +800,7 @@ INLINE void matmul(int kind, const attn_memref2_f32 *xm,
                    const attn_memref2_f32 *wm, const attn_memref2_f32 *outm,
                    int64_t flags) {
   enum { KC = MAX_D, MB = 64 };
-  int64_t bytes = kind == F32 ? 4 : 2;
+  int64_t bytes = bytesOf(kind);
   const char *x = (const char *)xm->aligned + xm->offset * bytes;
   const char *w = (const char *)wm->aligned + wm->offset * bytes;
   float *out = outm->aligned + outm->offset;
