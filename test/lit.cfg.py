@@ -65,10 +65,14 @@ if config.attn_have_bench:
 
 # AVX-512 on the host: tests that run code built for it (the micro-kernels'
 # 16-lane form) need it; the 8-lane AVX2 form runs everywhere.
+# AVX512-BF16 too: the micro-kernels' bf16 pairs (vdpbf16ps).
 try:
     with open("/proc/cpuinfo") as cpuinfo:
-        if " avx512f" in cpuinfo.read():
+        flags = cpuinfo.read()
+        if " avx512f" in flags:
             config.available_features.add("avx512f")
+        if " avx512_bf16" in flags:
+            config.available_features.add("avx512bf16")
 except OSError:
     pass
 config.substitutions.append(

@@ -450,6 +450,190 @@ INLINE void blockScores(const float *const qRows[R], int64_t qStride,
       store(&s[r][w * VL], c[r][w] + load(keyBias + w * VL));
 }
 
+#if ATTN_UK_VL == 16 && defined(__AVX512BF16__)
+/* With AVX512-BF16, bf16 steps multiply in bf16 pairs: vdpbf16ps adds two
+ * exact products per f32 lane, 32 multiply-adds an instruction against an
+ * FMA's 16, at the same rate here. Q K^T pairs consecutive head-dim
+ * elements; P V pairs consecutive keys, with P rounded to bf16 (the
+ * tensor-core kernels' P V; the row sums keep P in f32). */
+#include <immintrin.h>
+#define ATTN_UK_BF16_PAIRS 1
+typedef uint32_t u32u __attribute__((aligned(2), may_alias));
+typedef uint32_t vuu
+    __attribute__((vector_size(VL * 4), aligned(4), may_alias));
+
+INLINE uint32_t pairOf(uint32_t lo, uint32_t hi) { return lo | hi << 16; }
+INLINE float bf16Value(uint32_t bits) {
+  uint32_t wide = bits << 16;
+  float f;
+  memcpy(&f, &wide, 4);
+  return f;
+}
+
+/* Packs keys [j0, j0 + nc) of (b, hk) as pairs of head-dim elements,
+ * transposed: kp[(d / 2) * NC + j] holds k[j][d] and k[j][d + 1] (zeros
+ * past nc and D), unscaled, with the Gaussian -|k|^2 / 2 * scale per key in
+ * keyBias (else 0). */
+INLINE void packKeyPairs(view4 k, int64_t b, int64_t hk, int64_t j0, int64_t nc,
+                         int64_t D, float scale, int gaussian, uint32_t *kp,
+                         float *keyBias) {
+  for (int64_t j = 0; j < NC; ++j) {
+    const uint16_t *kRow = row(k, b, hk, j0 + (j < nc ? j : 0));
+    float norm = 0;
+    for (int64_t d = 0; d < D; d += 2) {
+      uint32_t lo = j < nc ? kRow[d * k.f] : 0;
+      uint32_t hi = j < nc && d + 1 < D ? kRow[(d + 1) * k.f] : 0;
+      kp[d / 2 * NC + j] = pairOf(lo, hi);
+      norm += bf16Value(lo) * bf16Value(lo) + bf16Value(hi) * bf16Value(hi);
+    }
+    keyBias[j] = gaussian ? -0.5f * scale * norm : 0.0f;
+  }
+}
+
+/* Query rows (b, hs[r], is[r]) as pairs of head-dim elements: in place for
+ * unit stride and even D, else copied into qp with a zero past D. */
+INLINE void loadQueryPairs(view4 q, int64_t b, const int64_t hs[R],
+                           const int64_t is[R], int64_t D,
+                           uint32_t qp[R][MAX_D / 2],
+                           const uint32_t *qPairs[R]) {
+  for (int r = 0; r < R; ++r) {
+    const uint16_t *qRow = row(q, b, hs[r], is[r]);
+    if (q.f == 1 && D % 2 == 0) {
+      qPairs[r] = (const u32u *)qRow;
+      continue;
+    }
+    for (int64_t d = 0; d < D; d += 2)
+      qp[r][d / 2] = pairOf(qRow[d * q.f], d + 1 < D ? qRow[(d + 1) * q.f] : 0);
+    qPairs[r] = qp[r];
+  }
+}
+
+/* s = (Q K^T) * scale + keyBias for R query rows and a packed key chunk. */
+INLINE void blockScoresPairs(const uint32_t *const qPairs[R],
+                             const uint32_t *kp, const float *keyBias,
+                             int64_t D, float scale, float s[R][NC]) {
+  __m512 c[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int w = 0; w < NV; ++w)
+      c[r][w] = _mm512_setzero_ps();
+  for (int64_t dp = 0; dp < (D + 1) / 2; ++dp) {
+    __m512bh kv[NV];
+    for (int w = 0; w < NV; ++w)
+      kv[w] = (__m512bh)_mm512_loadu_si512(kp + dp * NC + w * VL);
+    for (int r = 0; r < R; ++r) {
+      __m512bh qd =
+          (__m512bh)_mm512_set1_epi32((int)((const u32u *)qPairs[r])[dp]);
+      for (int w = 0; w < NV; ++w)
+        c[r][w] = _mm512_dpbf16_ps(c[r][w], qd, kv[w]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int w = 0; w < NV; ++w)
+      store(&s[r][w * VL], (vf)c[r][w] * splat(scale) + load(keyBias + w * VL));
+}
+
+/* blockScoresPairs for the query rows (b, hs[r], is[r]). */
+INLINE void queryScoresPairs(view4 q, int64_t b, const int64_t hs[R],
+                             const int64_t is[R], int64_t D, const uint32_t *kp,
+                             const float *keyBias, float scale,
+                             float s[R][NC]) {
+  uint32_t qp[R][MAX_D / 2];
+  const uint32_t *qPairs[R];
+  loadQueryPairs(q, b, hs, is, D, qp, qPairs);
+  blockScoresPairs(qPairs, kp, keyBias, D, scale, s);
+}
+
+/* Packs values [j0, j0 + nc) of (b, hk) as pairs of keys: vp[(j / 2) * Dv +
+ * e] holds v[j][e] and v[j + 1][e] (zero past nc). Returns whether every
+ * value is finite: a 0 weight then adds exactly 0. */
+INLINE int packValuePairs(view4 v, int64_t b, int64_t hk, int64_t j0,
+                          int64_t nc, int64_t Dv, uint32_t *vp) {
+  vu exponents = {0};
+  uint32_t tailExponents = 0;
+  for (int64_t j = 0; j < nc; j += 2) {
+    const uint16_t *lo = row(v, b, hk, j0 + j);
+    const uint16_t *hi = j + 1 < nc ? row(v, b, hk, j0 + j + 1) : 0;
+    uint32_t *out = vp + j / 2 * Dv;
+    int64_t e = 0;
+    if (v.f == 1)
+      for (; e + VL <= Dv; e += VL) {
+        vu a = __builtin_convertvector(*(const vhu *)(lo + e), vu);
+        vu h =
+            hi ? __builtin_convertvector(*(const vhu *)(hi + e), vu) : (vu){0};
+        exponents |=
+            (vu)((a & 0x7f80) == 0x7f80) | (vu)((h & 0x7f80) == 0x7f80);
+        *(vuu *)(out + e) = a | h << 16;
+      }
+    for (; e < Dv; ++e) {
+      uint32_t a = lo[e * v.f], h = hi ? hi[e * v.f] : 0;
+      tailExponents |= (a & 0x7f80) == 0x7f80 || (h & 0x7f80) == 0x7f80;
+      out[e] = pairOf(a, h);
+    }
+  }
+  for (int l = 0; l < VL; ++l)
+    tailExponents |= exponents[l];
+  return !tailExponents;
+}
+
+/* acc[rows] = acc * alpha + P V over `width` vectors of the value dim from
+ * column `col`, for value pairs packed by packValuePairs and P as bf16 pairs
+ * of keys. */
+INLINE void accumulatePairs(float *const accRows[R], int rows,
+                            const uint32_t *vp, int64_t ncPairs, int64_t Dv,
+                            const uint32_t pp[R][NC / 2], const float alpha[R],
+                            int64_t col, const int width) {
+  __m512 c[R][NV];
+  for (int r = 0; r < R; ++r)
+    for (int w = 0; w < width; ++w)
+      c[r][w] = (__m512)(load(accRows[r] + col + w * VL) * splat(alpha[r]));
+  for (int64_t jp = 0; jp < ncPairs; ++jp) {
+    __m512bh vv[NV];
+    for (int w = 0; w < width; ++w)
+      vv[w] = (__m512bh)_mm512_loadu_si512(vp + jp * Dv + col + w * VL);
+    for (int r = 0; r < R; ++r) {
+      __m512bh pj = (__m512bh)_mm512_set1_epi32((int)pp[r][jp]);
+      for (int w = 0; w < width; ++w)
+        c[r][w] = _mm512_dpbf16_ps(c[r][w], pj, vv[w]);
+    }
+  }
+  for (int r = 0; r < rows; ++r)
+    for (int w = 0; w < width; ++w)
+      store(accRows[r] + col + w * VL, (vf)c[r][w]);
+}
+
+/* acc = acc * alpha + P V with P rounded to bf16 and the value chunk in
+ * pairs, in vector steps and scalar tail columns. */
+INLINE void accumulateValuePairs(float *const accRows[R], int rows,
+                                 const uint32_t *vp, int64_t nc, int64_t Dv,
+                                 const float p[R][NC], const float alpha[R]) {
+  _Static_assert(NC % 32 == 0, "P converts 32 weights at a time");
+  /* Consecutive bf16 weights: 32-bit lane j holds keys 2j and 2j + 1. */
+  uint32_t pp[R][NC / 2];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < NC; j += 32)
+      _mm512_storeu_si512(pp[r] + j / 2, (__m512i)_mm512_cvtne2ps_pbh(
+                                             (__m512)load(&p[r][j + 16]),
+                                             (__m512)load(&p[r][j])));
+  int64_t ncPairs = (nc + 1) / 2, col = 0;
+  for (; col + NV * VL <= Dv; col += NV * VL)
+    accumulatePairs(accRows, rows, vp, ncPairs, Dv, pp, alpha, col, NV);
+  for (; col + VL <= Dv; col += VL)
+    accumulatePairs(accRows, rows, vp, ncPairs, Dv, pp, alpha, col, 1);
+  for (; col < Dv; ++col)
+    for (int r = 0; r < rows; ++r) {
+      float a = accRows[r][col] * alpha[r];
+      for (int64_t jp = 0; jp < ncPairs; ++jp) {
+        uint32_t v = vp[jp * Dv + col], w = pp[r][jp];
+        a += bf16Value(w & 0xffff) * bf16Value(v & 0xffff) +
+             bf16Value(w >> 16) * bf16Value(v >> 16);
+      }
+      accRows[r][col] = a;
+    }
+}
+#else
+#define ATTN_UK_BF16_PAIRS 0
+#endif
+
 /* s = Q K^T * scale + keyBias for `rows` query rows (f32, unit stride) and
  * keys [j0, j0 + nc) of (b, hk) read in place as dot products: for one or
  * two rows per head (decoding), cheaper than packing each chunk transposed
@@ -605,6 +789,10 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
                             Hq, groups, M, N, D, Dv, scale, gaussian, qPos,
                             kvPos, bandLo, bandHi);
 
+#if ATTN_UK_BF16_PAIRS
+  uint32_t kp[MAX_D / 2 * NC]; /* bf16: the key chunk in pairs, [D / 2, NC] */
+  uint32_t vp[NC / 2 * MAX_D]; /* bf16: the value chunk in pairs */
+#endif
   float kt[MAX_D * NC]; /* the key chunk, transposed and scaled: [D, NC] */
   float vt[NC * MAX_D]; /* f16/bf16: the value chunk as f32, [NC, Dv] */
   float qt[R][MAX_D];   /* f16/bf16: the block's query rows as f32 */
@@ -617,13 +805,26 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
   /* f16/bf16 value chunks are widened to f32 once when several blocks read
    * them, else read in place. */
   int widened = kind != F32 && (v.f != 1 || groups * M > R);
+  /* bf16 with AVX512-BF16: packed chunks are pairs instead (see
+   * packKeyPairs). */
+  int keyPairs = ATTN_UK_BF16_PAIRS && kind == BF16 && !scores.base && !direct;
+  int valuePairs = ATTN_UK_BF16_PAIRS && kind == BF16 && widened;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hk = 0; hk < Hkv; ++hk)
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
-        if (!scores.base && !direct)
+        /* A value chunk with a NaN or Inf takes the guarded in-place loop
+         * (a weight of 0 would not hide it from the pairs). */
+        int finite = 1;
+#if ATTN_UK_BF16_PAIRS
+        if (keyPairs)
+          packKeyPairs(k, b, hk, j0, nc, D, scale, gaussian, kp, keyBias);
+        if (valuePairs)
+          finite = packValuePairs(v, b, hk, j0, nc, Dv, vp);
+#endif
+        if (!scores.base && !direct && !keyPairs)
           packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
-        if (widened)
+        if (widened && !valuePairs)
           for (int64_t j = 0; j < nc; ++j)
             widenRow(kind, row(v, b, hk, j0 + j), v.f, Dv, vt + j * Dv);
         for (int64_t h = hk * groups, i = 0; h < (hk + 1) * groups;) {
@@ -653,6 +854,10 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
             for (int r = 0; r < rows; ++r)
               memcpy(s[r], at(scores, b, hs[r], is[r], j0),
                      (size_t)nc * sizeof(float));
+          } else if (keyPairs) {
+#if ATTN_UK_BF16_PAIRS
+            queryScoresPairs(q, b, hs, is, D, kp, keyBias, scale, s);
+#endif
           } else {
             const float *qRows[R];
             int64_t qStride;
@@ -717,7 +922,11 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
           }
 
           /* acc = acc * alpha + P V. */
-          if (widened)
+          if (valuePairs && finite) {
+#if ATTN_UK_BF16_PAIRS
+            accumulateValuePairs(accRows, rows, vp, nc, Dv, p, alpha);
+#endif
+          } else if (widened && !valuePairs)
             accumulateValues(F32, accRows, rows, (const char *)vt, Dv, nc, Dv,
                              p, alpha);
           else
@@ -765,18 +974,33 @@ INLINE void stepScores(int kind, const attn_memref4_f32 *qm,
     return;
   }
   float kt[MAX_D * NC], qt[R][MAX_D], keyBias[NC], s[R][NC];
+#if ATTN_UK_BF16_PAIRS
+  uint32_t kp[MAX_D / 2 * NC];
+#endif
+  int keyPairs = ATTN_UK_BF16_PAIRS && kind == BF16;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hk = 0; hk < Hkv; ++hk)
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
-        packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
+#if ATTN_UK_BF16_PAIRS
+        if (keyPairs)
+          packKeyPairs(k, b, hk, j0, nc, D, scale, gaussian, kp, keyBias);
+#endif
+        if (!keyPairs)
+          packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
         for (int64_t h = hk * groups, i = 0; h < (hk + 1) * groups;) {
           int64_t hs[R], is[R];
           int rows = blockRows((hk + 1) * groups, M, &h, &i, hs, is);
-          const float *qRows[R];
-          int64_t qStride;
-          loadQueryRows(kind, q, b, hs, is, D, qt, qRows, &qStride);
-          blockScores(qRows, qStride, kt, keyBias, D, s);
+          if (keyPairs) {
+#if ATTN_UK_BF16_PAIRS
+            queryScoresPairs(q, b, hs, is, D, kp, keyBias, scale, s);
+#endif
+          } else {
+            const float *qRows[R];
+            int64_t qStride;
+            loadQueryRows(kind, q, b, hs, is, D, qt, qRows, &qStride);
+            blockScores(qRows, qStride, kt, keyBias, D, s);
+          }
           for (int r = 0; r < rows; ++r)
             memcpy((float *)row(out, b, hs[r], is[r]) + j0, s[r],
                    (size_t)nc * sizeof(float));
@@ -817,16 +1041,40 @@ INLINE void matmul(int kind, const attn_memref2_f32 *xm,
         out[i * os + j * oj] = 0.0f;
   static const float noBias[NC];
   float wt[KC * NC], xb[MB][KC], s[R][NC];
+#if ATTN_UK_BF16_PAIRS
+  uint32_t wp[KC / 2 * NC], xp[MB][KC / 2];
+#endif
+  int pairs = ATTN_UK_BF16_PAIRS && kind == BF16;
   for (int64_t k0 = 0; k0 < K; k0 += KC) {
     int64_t kc = K - k0 < KC ? K - k0 : KC;
     for (int64_t m0 = 0; m0 < M; m0 += MB) {
       int64_t mb = M - m0 < MB ? M - m0 : MB;
-      if (!inPlace)
+#if ATTN_UK_BF16_PAIRS
+      /* bf16 pairs of consecutive k (see packKeyPairs), x zero-padded. */
+      if (pairs)
+        for (int64_t i = 0; i < mb; ++i) {
+          const uint16_t *xRow = (const uint16_t *)x + (m0 + i) * xs + k0 * xd;
+          for (int64_t d = 0; d < kc; d += 2)
+            xp[i][d / 2] =
+                pairOf(xRow[d * xd], d + 1 < kc ? xRow[(d + 1) * xd] : 0);
+        }
+#endif
+      if (!inPlace && !pairs)
         for (int64_t i = 0; i < mb; ++i)
           widenRow(kind, x + ((m0 + i) * xs + k0 * xd) * bytes, xd, kc, xb[i]);
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
-        for (int64_t d = 0; d < kc; ++d) {
+#if ATTN_UK_BF16_PAIRS
+        if (pairs)
+          for (int64_t d = 0; d < kc; d += 2) {
+            const uint16_t *lo = (const uint16_t *)w + (k0 + d) * ws + j0 * wj;
+            const uint16_t *hi = d + 1 < kc ? lo + ws : 0;
+            for (int64_t j = 0; j < NC; ++j)
+              wp[d / 2 * NC + j] =
+                  j < nc ? pairOf(lo[j * wj], hi ? hi[j * wj] : 0) : 0;
+          }
+#endif
+        for (int64_t d = 0; d < kc && !pairs; ++d) {
           float *packed = wt + d * NC;
           widenRow(kind, w + ((k0 + d) * ws + j0 * wj) * bytes, wj, nc, packed);
           for (int64_t j = nc; j < NC; ++j)
@@ -835,12 +1083,22 @@ INLINE void matmul(int kind, const attn_memref2_f32 *xm,
         for (int64_t i0 = 0; i0 < mb; i0 += R) {
           int rows = mb - i0 < R ? (int)(mb - i0) : R;
           /* Rows past the end repeat the last row and are not stored. */
-          const float *xRows[R];
-          for (int r = 0; r < R; ++r) {
-            int64_t i = i0 + (r < rows ? r : rows - 1);
-            xRows[r] = inPlace ? (const float *)x + (m0 + i) * xs + k0 : xb[i];
+          if (pairs) {
+#if ATTN_UK_BF16_PAIRS
+            const uint32_t *xPairs[R];
+            for (int r = 0; r < R; ++r)
+              xPairs[r] = xp[i0 + (r < rows ? r : rows - 1)];
+            blockScoresPairs(xPairs, wp, noBias, kc, 1.0f, s);
+#endif
+          } else {
+            const float *xRows[R];
+            for (int r = 0; r < R; ++r) {
+              int64_t i = i0 + (r < rows ? r : rows - 1);
+              xRows[r] =
+                  inPlace ? (const float *)x + (m0 + i) * xs + k0 : xb[i];
+            }
+            blockScores(xRows, 1, wt, noBias, kc, s);
           }
-          blockScores(xRows, 1, wt, noBias, kc, s);
           for (int r = 0; r < rows; ++r) {
             float *outRow = out + (m0 + i0 + r) * os + j0 * oj;
             if (overwrite && k0 == 0)

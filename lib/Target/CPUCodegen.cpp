@@ -20,6 +20,7 @@
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -38,6 +39,9 @@ static const unsigned char kRuntimeBitcode[] = {
 // The micro-kernels (lib/Runtime/OnlineStepUKernel.c), per vector width.
 static const unsigned char kUKernelAVX512Bitcode[] = {
 #embed "OnlineStepUKernel.avx512.bc"
+};
+static const unsigned char kUKernelAVX512BF16Bitcode[] = {
+#embed "OnlineStepUKernel.avx512bf16.bc"
 };
 static const unsigned char kUKernelAVX2Bitcode[] = {
 #embed "OnlineStepUKernel.avx2.bc"
@@ -216,9 +220,9 @@ static constexpr StringLiteral kUKernelNames[] = {
     ATTN_UK_MATMUL_F32,      ATTN_UK_MATMUL_F16,      ATTN_UK_MATMUL_BF16};
 
 /// Links the micro-kernels the module calls, in the vector width of its
-/// target features.
+/// target's features (its CPU's and the explicit ones).
 static LogicalResult linkUKernels(llvm::Module &module, Location loc,
-                                  StringRef features) {
+                                  const llvm::MCSubtargetInfo &target) {
   SmallVector<std::string> entries;
   for (StringRef name : kUKernelNames)
     entries.push_back(("_mlir_ciface_" + name).str());
@@ -227,10 +231,13 @@ static LogicalResult linkUKernels(llvm::Module &module, Location loc,
       }))
     return success();
   LogicalResult linked =
-      features.contains("+avx512f")
-          ? linkBitcode(module, loc, kUKernelAVX512Bitcode,
-                        "AVX-512 micro-kernels")
-          : linkBitcode(module, loc, kUKernelAVX2Bitcode, "AVX2 micro-kernels");
+      !target.checkFeatures("+avx512f")
+          ? linkBitcode(module, loc, kUKernelAVX2Bitcode, "AVX2 micro-kernels")
+      : target.checkFeatures("+avx512bf16")
+          ? linkBitcode(module, loc, kUKernelAVX512BF16Bitcode,
+                        "AVX512-BF16 micro-kernels")
+          : linkBitcode(module, loc, kUKernelAVX512Bitcode,
+                        "AVX-512 micro-kernels");
   if (failed(linked))
     return failure();
   // Every step is inlined where it is called, so it specializes on its
@@ -339,7 +346,7 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
   if (failed(linkBitcode(*llvmModule, module.getLoc(), kRuntimeBitcode,
                          "kernel runtime")) ||
       failed(linkUKernels(*llvmModule, module.getLoc(),
-                          (*machine)->getTargetFeatureString())))
+                          *(*machine)->getMCSubtargetInfo())))
     return failure();
   // Only the entry point and its error strings are public.
   if (llvm::Function *fn = llvmModule->getFunction(kernelName))

@@ -2,7 +2,9 @@
 // micro-kernels, fused without, and the unfused decomposition), each
 // against a double-precision reference over the keys a row sees:
 // - NaN and Inf in the keys and values that kv_lens pads away, or that a
-//   mask tensor hides, must not reach any output;
+//   mask tensor hides, must not reach any output (also in bf16, whose
+//   micro-kernel may multiply P V in pairs of keys, where a 0 weight would
+//   not hide a NaN);
 // - scores of +-1e4 (the softmax is one-hot) stay finite and exact;
 // - a row whose keys are all hidden (kv_lens 0) outputs 0, not NaN;
 // - f16 queries and keys whose unscaled dot products (up to 2.3e5)
@@ -17,21 +19,28 @@
 // RUN: attn-compile %S/mask-tensor.mlir --name k_mask -o %t
 // RUN: attn-compile %S/mask-tensor.mlir --ukernels=false --name k_mask_linalg -o %t
 // RUN: attn-compile %S/mask-tensor.mlir --fused=false --name k_mask_naive -o %t
-// RUN: %cc -O1 -Wall -Werror -I%t %s %t/k_fused.o %t/k_linalg.o %t/k_naive.o %t/k_f16.o %t/k_f16_naive.o %t/k_mask.o %t/k_mask_linalg.o %t/k_mask_naive.o %kernel_link_flags -lm -o %t.exe
+// RUN: attn-compile %S/Inputs/mask-tensor-bf16.mlir --name k_mask_bf16 -o %t
+// RUN: attn-compile %S/Inputs/mask-tensor-bf16.mlir --fused=false --name k_mask_bf16_naive -o %t
+// RUN: %cc -O1 -Wall -Werror -I%t %s %t/k_fused.o %t/k_linalg.o %t/k_naive.o %t/k_f16.o %t/k_f16_naive.o %t/k_mask.o %t/k_mask_linalg.o %t/k_mask_naive.o %t/k_mask_bf16.o %t/k_mask_bf16_naive.o %kernel_link_flags -lm -o %t.exe
 // RUN: %t.exe | FileCheck %s
 
-// CHECK-COUNT-3: {{fused|linalg|naive}}: clean ok, NaN/Inf padding ok, scores
-// 1e4 ok, no keys ok CHECK-COUNT-3: mask {{fused|linalg|naive}}: NaN/Inf in
-// hidden keys ok
+// clang-format off
+// CHECK-COUNT-3: {{fused|linalg|naive}}: clean ok, NaN/Inf padding ok, scores 1e4 ok, no keys ok
+// CHECK-COUNT-3: mask {{fused|linalg|naive}}: NaN/Inf in hidden keys ok
+// CHECK: mask bf16 fused: NaN/Inf in hidden keys ok
+// CHECK: mask bf16 naive: NaN/Inf in hidden keys ok
 // CHECK: f16 fused: overflowing scores ok
 // CHECK: f16 naive: overflowing scores ok
 // CHECK: all ok
+// clang-format on
 
 #include "k_f16.h"
 #include "k_f16_naive.h"
 #include "k_fused.h"
 #include "k_linalg.h"
 #include "k_mask.h"
+#include "k_mask_bf16.h"
+#include "k_mask_bf16_naive.h"
 #include "k_mask_linalg.h"
 #include "k_mask_naive.h"
 #include "k_naive.h"
@@ -41,6 +50,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { B = 2, HQ = 2, S = 70, D = 16, QN = B * HQ * S * D, KN = B * S * D };
 
@@ -148,20 +158,50 @@ static void check_lowering(const char *name, kernel_fn kernel) {
 typedef int (*mask_kernel_fn)(const DLTensor *, const DLTensor *,
                               const DLTensor *, const DLTensor *, DLTensor *);
 
+/* bf16 bits of x, truncated, and back: inputs are rounded to bf16 this way
+ * before the reference sees them. */
+static uint16_t to_bf16(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  return (uint16_t)(u >> 16);
+}
+
+static float from_bf16(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float x;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
+/* Rounds x[0, n) to bf16 in place, their bits into `bits`; a DLTensor of
+ * `bits` in place of t's data. */
+static void as_bf16(DLTensor *t, float *x, uint16_t *bits, int n) {
+  for (int i = 0; i < n; ++i) {
+    bits[i] = to_bf16(x[i]);
+    x[i] = from_bf16(bits[i]);
+  }
+  t->data = bits;
+  t->dtype.code = kDLBfloat;
+  t->dtype.bits = 16;
+}
+
 /* mask-tensor.mlir: q [2, 4, 16, 16], k and v [2, 2, 24, 16], an i1 mask
  * [2, 4, 16, 24]. Keys 5 and 17 hidden from every row hold NaN and Inf; the
- * other keys are shown 3 times in 4. */
-static void check_mask(const char *name, mask_kernel_fn kernel) {
+ * other keys are shown 3 times in 4. With `bf16`, the kernel of
+ * Inputs/mask-tensor-bf16.mlir on the same values rounded to bf16, within
+ * 8e-3 (rounding its output costs up to 2e-3). */
+static void check_mask(const char *name, mask_kernel_fn kernel, int bf16) {
   enum { MB = 2, MH = 4, MKH = 2, MS = 16, MK = 24, MD = 16 };
-  static float mq[MB * MH * MS * MD], mk[MB * MKH * MK * MD],
-      mv[MB * MKH * MK * MD], mo[MB * MH * MS * MD];
+  enum { QN = MB * MH * MS * MD, KN = MB * MKH * MK * MD };
+  static float mq[QN], mk[KN], mv[KN], mo[QN];
+  static uint16_t bq[QN], bk[KN], bv[KN], bo[QN];
   static uint8_t mask[MB * MH * MS * MK];
   unsigned state = 5;
-  for (int x = 0; x < MB * MH * MS * MD; ++x) {
+  for (int x = 0; x < QN; ++x) {
     mq[x] = uniform(&state);
     mo[x] = NAN;
   }
-  for (int x = 0; x < MB * MKH * MK * MD; ++x) {
+  for (int x = 0; x < KN; ++x) {
     int j = x / MD % MK, hiddenKey = j == 5 || j == 17;
     mk[x] = hiddenKey ? NAN : uniform(&state);
     mv[x] = hiddenKey ? (x % 2 ? INFINITY : NAN) : uniform(&state);
@@ -177,7 +217,17 @@ static void check_mask(const char *name, mask_kernel_fn kernel) {
            tm = cpu_tensor((float *)mask, 4, mShape);
   tm.dtype.code = kDLUInt;
   tm.dtype.bits = 8;
+  if (bf16) {
+    as_bf16(&tq, mq, bq, QN);
+    as_bf16(&tk, mk, bk, KN);
+    as_bf16(&tv, mv, bv, KN);
+    as_bf16(&to, mo, bo, QN);
+  }
   int ok = kernel(&tq, &tk, &tv, &tm, &to) == 0;
+  if (bf16)
+    for (int x = 0; x < QN; ++x)
+      mo[x] = from_bf16(bo[x]);
+  double tolerance = bf16 ? 8e-3 : 1e-4;
   for (int b = 0; ok && b < MB; ++b)
     for (int h = 0; h < MH; ++h)
       for (int i = 0; i < MS; ++i) {
@@ -204,7 +254,7 @@ static void check_mask(const char *name, mask_kernel_fn kernel) {
         for (int d = 0; d < MD; ++d) {
           double want = sum > 0 ? acc[d] / sum : 0.0;
           float got = mo[((b * MH + h) * MS + i) * MD + d];
-          ok &= !isnan(got) && fabs(got - want) <= 1e-4;
+          ok &= !isnan(got) && fabs(got - want) <= tolerance;
         }
       }
   printf("mask %s: NaN/Inf in hidden keys %s\n", name, ok ? "ok" : "FAILED");
@@ -277,9 +327,11 @@ int main(void) {
   check_lowering("fused", k_fused);
   check_lowering("linalg", k_linalg);
   check_lowering("naive", k_naive);
-  check_mask("fused", k_mask);
-  check_mask("linalg", k_mask_linalg);
-  check_mask("naive", k_mask_naive);
+  check_mask("fused", k_mask, 0);
+  check_mask("linalg", k_mask_linalg, 0);
+  check_mask("naive", k_mask_naive, 0);
+  check_mask("bf16 fused", k_mask_bf16, 1);
+  check_mask("bf16 naive", k_mask_bf16_naive, 1);
   check_f16("fused", k_f16);
   check_f16("naive", k_f16_naive);
   printf(all_ok ? "all ok\n" : "FAILED\n");
