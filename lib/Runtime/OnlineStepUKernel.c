@@ -450,18 +450,45 @@ INLINE void blockScores(const float *const qRows[R], int64_t qStride,
       store(&s[r][w * VL], c[r][w] + load(keyBias + w * VL));
 }
 
+/* bf16 pairs. With AVX512-BF16, bf16 steps multiply in pairs: vdpbf16ps
+ * adds two exact bf16 products into each f32 lane, 32 multiply-adds an
+ * instruction against an FMA's 16, at the same rate here. Q K^T pairs
+ * consecutive head-dim elements; P V pairs consecutive keys, with P rounded
+ * to bf16 (the tensor-core kernels' P V; the row sums keep P in f32). */
 #if ATTN_UK_VL == 16 && defined(__AVX512BF16__)
-/* With AVX512-BF16, bf16 steps multiply in bf16 pairs: vdpbf16ps adds two
- * exact products per f32 lane, 32 multiply-adds an instruction against an
- * FMA's 16, at the same rate here. Q K^T pairs consecutive head-dim
- * elements; P V pairs consecutive keys, with P rounded to bf16 (the
- * tensor-core kernels' P V; the row sums keep P in f32). */
 #include <immintrin.h>
 #define ATTN_UK_BF16_PAIRS 1
+/* acc + a.lo * b.lo + a.hi * b.hi per lane, for bf16 pairs a and b. */
+INLINE vf dotPairs(vf acc, vu a, vu b) {
+  return (vf)_mm512_dpbf16_ps((__m512)acc, (__m512bh)a, (__m512bh)b);
+}
+/* lo and hi rounded to bf16 (to nearest even), consecutive: lane l holds
+ * elements 2l and 2l + 1 of the 2 * VL. */
+INLINE vu roundPairs(vf lo, vf hi) {
+  return (vu)_mm512_cvtne2ps_pbh((__m512)hi, (__m512)lo);
+}
+#else
+#define ATTN_UK_BF16_PAIRS 0
+/* No step takes the pairs without AVX512-BF16 (ATTN_UK_BF16_PAIRS is 0:
+ * every call is dead code). */
+INLINE vf dotPairs(vf acc, vu a, vu b) {
+  (void)acc, (void)a, (void)b;
+  __builtin_unreachable();
+}
+INLINE vu roundPairs(vf lo, vf hi) {
+  (void)lo, (void)hi;
+  __builtin_unreachable();
+}
+#endif
+
 typedef uint32_t u32u __attribute__((aligned(2), may_alias));
 typedef uint32_t vuu
     __attribute__((vector_size(VL * 4), aligned(4), may_alias));
 
+INLINE vu splatPair(uint32_t x) {
+  vu zero = {0};
+  return x + zero;
+}
 INLINE uint32_t pairOf(uint32_t lo, uint32_t hi) { return lo | hi << 16; }
 INLINE float bf16Value(uint32_t bits) {
   uint32_t wide = bits << 16;
@@ -490,12 +517,35 @@ INLINE void packKeyPairs(view4 k, int64_t b, int64_t hk, int64_t j0, int64_t nc,
   }
 }
 
-/* Query rows (b, hs[r], is[r]) as pairs of head-dim elements: in place for
- * unit stride and even D, else copied into qp with a zero past D. */
-INLINE void loadQueryPairs(view4 q, int64_t b, const int64_t hs[R],
-                           const int64_t is[R], int64_t D,
-                           uint32_t qp[R][MAX_D / 2],
-                           const uint32_t *qPairs[R]) {
+/* s = (Q K^T) * scale + keyBias for R rows of pairs (unaligned) and a key
+ * chunk packed in pairs. */
+INLINE void blockScoresPairs(const uint32_t *const qPairs[R],
+                             const uint32_t *kp, const float *keyBias,
+                             int64_t D, float scale, float s[R][NC]) {
+  vf c[R][NV] = {{{0}}};
+  for (int64_t dp = 0; dp < (D + 1) / 2; ++dp) {
+    vu kv[NV];
+    for (int w = 0; w < NV; ++w)
+      kv[w] = *(const vuu *)(kp + dp * NC + w * VL);
+    for (int r = 0; r < R; ++r) {
+      vu qd = splatPair(((const u32u *)qPairs[r])[dp]);
+      for (int w = 0; w < NV; ++w)
+        c[r][w] = dotPairs(c[r][w], qd, kv[w]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int w = 0; w < NV; ++w)
+      store(&s[r][w * VL], c[r][w] * splat(scale) + load(keyBias + w * VL));
+}
+
+/* blockScoresPairs for the query rows (b, hs[r], is[r]): read in place for
+ * unit stride and even D, else copied with a zero past D. */
+INLINE void queryScoresPairs(view4 q, int64_t b, const int64_t hs[R],
+                             const int64_t is[R], int64_t D, const uint32_t *kp,
+                             const float *keyBias, float scale,
+                             float s[R][NC]) {
+  uint32_t qp[R][MAX_D / 2];
+  const uint32_t *qPairs[R];
   for (int r = 0; r < R; ++r) {
     const uint16_t *qRow = row(q, b, hs[r], is[r]);
     if (q.f == 1 && D % 2 == 0) {
@@ -506,40 +556,6 @@ INLINE void loadQueryPairs(view4 q, int64_t b, const int64_t hs[R],
       qp[r][d / 2] = pairOf(qRow[d * q.f], d + 1 < D ? qRow[(d + 1) * q.f] : 0);
     qPairs[r] = qp[r];
   }
-}
-
-/* s = (Q K^T) * scale + keyBias for R query rows and a packed key chunk. */
-INLINE void blockScoresPairs(const uint32_t *const qPairs[R],
-                             const uint32_t *kp, const float *keyBias,
-                             int64_t D, float scale, float s[R][NC]) {
-  __m512 c[R][NV];
-  for (int r = 0; r < R; ++r)
-    for (int w = 0; w < NV; ++w)
-      c[r][w] = _mm512_setzero_ps();
-  for (int64_t dp = 0; dp < (D + 1) / 2; ++dp) {
-    __m512bh kv[NV];
-    for (int w = 0; w < NV; ++w)
-      kv[w] = (__m512bh)_mm512_loadu_si512(kp + dp * NC + w * VL);
-    for (int r = 0; r < R; ++r) {
-      __m512bh qd =
-          (__m512bh)_mm512_set1_epi32((int)((const u32u *)qPairs[r])[dp]);
-      for (int w = 0; w < NV; ++w)
-        c[r][w] = _mm512_dpbf16_ps(c[r][w], qd, kv[w]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int w = 0; w < NV; ++w)
-      store(&s[r][w * VL], (vf)c[r][w] * splat(scale) + load(keyBias + w * VL));
-}
-
-/* blockScoresPairs for the query rows (b, hs[r], is[r]). */
-INLINE void queryScoresPairs(view4 q, int64_t b, const int64_t hs[R],
-                             const int64_t is[R], int64_t D, const uint32_t *kp,
-                             const float *keyBias, float scale,
-                             float s[R][NC]) {
-  uint32_t qp[R][MAX_D / 2];
-  const uint32_t *qPairs[R];
-  loadQueryPairs(q, b, hs, is, D, qp, qPairs);
   blockScoresPairs(qPairs, kp, keyBias, D, scale, s);
 }
 
@@ -582,23 +598,23 @@ INLINE void accumulatePairs(float *const accRows[R], int rows,
                             const uint32_t *vp, int64_t ncPairs, int64_t Dv,
                             const uint32_t pp[R][NC / 2], const float alpha[R],
                             int64_t col, const int width) {
-  __m512 c[R][NV];
+  vf c[R][NV];
   for (int r = 0; r < R; ++r)
     for (int w = 0; w < width; ++w)
-      c[r][w] = (__m512)(load(accRows[r] + col + w * VL) * splat(alpha[r]));
+      c[r][w] = load(accRows[r] + col + w * VL) * splat(alpha[r]);
   for (int64_t jp = 0; jp < ncPairs; ++jp) {
-    __m512bh vv[NV];
+    vu vv[NV];
     for (int w = 0; w < width; ++w)
-      vv[w] = (__m512bh)_mm512_loadu_si512(vp + jp * Dv + col + w * VL);
+      vv[w] = *(const vuu *)(vp + jp * Dv + col + w * VL);
     for (int r = 0; r < R; ++r) {
-      __m512bh pj = (__m512bh)_mm512_set1_epi32((int)pp[r][jp]);
+      vu pj = splatPair(pp[r][jp]);
       for (int w = 0; w < width; ++w)
-        c[r][w] = _mm512_dpbf16_ps(c[r][w], pj, vv[w]);
+        c[r][w] = dotPairs(c[r][w], pj, vv[w]);
     }
   }
   for (int r = 0; r < rows; ++r)
     for (int w = 0; w < width; ++w)
-      store(accRows[r] + col + w * VL, (vf)c[r][w]);
+      store(accRows[r] + col + w * VL, c[r][w]);
 }
 
 /* acc = acc * alpha + P V with P rounded to bf16 and the value chunk in
@@ -606,14 +622,12 @@ INLINE void accumulatePairs(float *const accRows[R], int rows,
 INLINE void accumulateValuePairs(float *const accRows[R], int rows,
                                  const uint32_t *vp, int64_t nc, int64_t Dv,
                                  const float p[R][NC], const float alpha[R]) {
-  _Static_assert(NC % 32 == 0, "P converts 32 weights at a time");
-  /* Consecutive bf16 weights: 32-bit lane j holds keys 2j and 2j + 1. */
+  _Static_assert(NC % (2 * VL) == 0, "P rounds 2 * VL weights at a time");
+  /* Lane j holds the weights of keys 2j and 2j + 1. */
   uint32_t pp[R][NC / 2];
   for (int r = 0; r < R; ++r)
-    for (int j = 0; j < NC; j += 32)
-      _mm512_storeu_si512(pp[r] + j / 2, (__m512i)_mm512_cvtne2ps_pbh(
-                                             (__m512)load(&p[r][j + 16]),
-                                             (__m512)load(&p[r][j])));
+    for (int j = 0; j < NC; j += 2 * VL)
+      *(vuu *)(pp[r] + j / 2) = roundPairs(load(&p[r][j]), load(&p[r][j + VL]));
   int64_t ncPairs = (nc + 1) / 2, col = 0;
   for (; col + NV * VL <= Dv; col += NV * VL)
     accumulatePairs(accRows, rows, vp, ncPairs, Dv, pp, alpha, col, NV);
@@ -630,9 +644,55 @@ INLINE void accumulateValuePairs(float *const accRows[R], int rows,
       accRows[r][col] = a;
     }
 }
-#else
-#define ATTN_UK_BF16_PAIRS 0
-#endif
+
+/* Packs a key chunk for packedScores: transposed and scaled (packKeyChunk),
+ * or in bf16 pairs with `pairs` (packKeyPairs). */
+INLINE void packKeys(int kind, int pairs, view4 k, int64_t b, int64_t hk,
+                     int64_t j0, int64_t nc, int64_t D, float scale,
+                     int gaussian, float *kt, uint32_t *kp, float *keyBias) {
+  if (pairs)
+    return packKeyPairs(k, b, hk, j0, nc, D, scale, gaussian, kp, keyBias);
+  packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
+}
+
+/* Packs a value chunk that several blocks read: as f32 rows [nc, Dv] in vt,
+ * or in bf16 pairs in vp with `pairs`. Returns 0 when the pairs hold a NaN
+ * or Inf, which a 0 weight would not hide from them: the chunk is then read
+ * in place by the guarded loop. */
+INLINE int packValues(int kind, int pairs, view4 v, int64_t b, int64_t hk,
+                      int64_t j0, int64_t nc, int64_t Dv, float *vt,
+                      uint32_t *vp) {
+  if (pairs)
+    return packValuePairs(v, b, hk, j0, nc, Dv, vp);
+  for (int64_t j = 0; j < nc; ++j)
+    widenRow(kind, row(v, b, hk, j0 + j), v.f, Dv, vt + j * Dv);
+  return 1;
+}
+
+/* acc = acc * alpha + P V for the value chunk packValues packed. */
+INLINE void accumulatePacked(int pairs, float *const accRows[R], int rows,
+                             const float *vt, const uint32_t *vp, int64_t nc,
+                             int64_t Dv, const float p[R][NC],
+                             const float alpha[R]) {
+  if (pairs)
+    return accumulateValuePairs(accRows, rows, vp, nc, Dv, p, alpha);
+  accumulateValues(F32, accRows, rows, (const char *)vt, Dv, nc, Dv, p, alpha);
+}
+
+/* s = Q (K * scale)^T + keyBias for the query rows (b, hs[r], is[r]) and the
+ * key chunk packKeys packed. */
+INLINE void packedScores(int kind, int pairs, view4 q, int64_t b,
+                         const int64_t hs[R], const int64_t is[R], int64_t D,
+                         const float *kt, const uint32_t *kp,
+                         const float *keyBias, float scale, float qt[R][MAX_D],
+                         float s[R][NC]) {
+  if (pairs)
+    return queryScoresPairs(q, b, hs, is, D, kp, keyBias, scale, s);
+  const float *qRows[R];
+  int64_t qStride;
+  loadQueryRows(kind, q, b, hs, is, D, qt, qRows, &qStride);
+  blockScores(qRows, qStride, kt, keyBias, D, s);
+}
 
 /* s = Q K^T * scale + keyBias for `rows` query rows (f32, unit stride) and
  * keys [j0, j0 + nc) of (b, hk) read in place as dot products: for one or
@@ -789,10 +849,10 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
                             Hq, groups, M, N, D, Dv, scale, gaussian, qPos,
                             kvPos, bandLo, bandHi);
 
-#if ATTN_UK_BF16_PAIRS
-  uint32_t kp[MAX_D / 2 * NC]; /* bf16: the key chunk in pairs, [D / 2, NC] */
-  uint32_t vp[NC / 2 * MAX_D]; /* bf16: the value chunk in pairs */
-#endif
+  /* bf16 with AVX512-BF16: the key chunk in pairs [D / 2, NC], the value
+   * chunk in pairs [NC / 2, Dv] (one element elsewhere: no step reads them). */
+  uint32_t kp[ATTN_UK_BF16_PAIRS ? MAX_D / 2 * NC : 1];
+  uint32_t vp[ATTN_UK_BF16_PAIRS ? NC / 2 * MAX_D : 1];
   float kt[MAX_D * NC]; /* the key chunk, transposed and scaled: [D, NC] */
   float vt[NC * MAX_D]; /* f16/bf16: the value chunk as f32, [NC, Dv] */
   float qt[R][MAX_D];   /* f16/bf16: the block's query rows as f32 */
@@ -813,20 +873,11 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
     for (int64_t hk = 0; hk < Hkv; ++hk)
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
-        /* A value chunk with a NaN or Inf takes the guarded in-place loop
-         * (a weight of 0 would not hide it from the pairs). */
-        int finite = 1;
-#if ATTN_UK_BF16_PAIRS
-        if (keyPairs)
-          packKeyPairs(k, b, hk, j0, nc, D, scale, gaussian, kp, keyBias);
-        if (valuePairs)
-          finite = packValuePairs(v, b, hk, j0, nc, Dv, vp);
-#endif
-        if (!scores.base && !direct && !keyPairs)
-          packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
-        if (widened && !valuePairs)
-          for (int64_t j = 0; j < nc; ++j)
-            widenRow(kind, row(v, b, hk, j0 + j), v.f, Dv, vt + j * Dv);
+        if (!scores.base && !direct)
+          packKeys(kind, keyPairs, k, b, hk, j0, nc, D, scale, gaussian, kt, kp,
+                   keyBias);
+        int packed = widened &&
+                     packValues(kind, valuePairs, v, b, hk, j0, nc, Dv, vt, vp);
         for (int64_t h = hk * groups, i = 0; h < (hk + 1) * groups;) {
           int64_t hs[R], is[R];
           int rows = blockRows((hk + 1) * groups, M, &h, &i, hs, is);
@@ -854,20 +905,15 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
             for (int r = 0; r < rows; ++r)
               memcpy(s[r], at(scores, b, hs[r], is[r], j0),
                      (size_t)nc * sizeof(float));
-          } else if (keyPairs) {
-#if ATTN_UK_BF16_PAIRS
-            queryScoresPairs(q, b, hs, is, D, kp, keyBias, scale, s);
-#endif
-          } else {
+          } else if (direct) {
             const float *qRows[R];
             int64_t qStride;
             loadQueryRows(kind, q, b, hs, is, D, qt, qRows, &qStride);
-            if (direct)
-              directScores(kind, k, v, b, hk, j0, nc, N, qRows, rows, D, Dv,
-                           scale, gaussian, s);
-            else
-              blockScores(qRows, qStride, kt, keyBias, D, s);
-          }
+            directScores(kind, k, v, b, hk, j0, nc, N, qRows, rows, D, Dv,
+                         scale, gaussian, s);
+          } else
+            packedScores(kind, keyPairs, q, b, hs, is, D, kt, kp, keyBias,
+                         scale, qt, s);
 
           /* Online softmax, row by row; hidden keys score -inf. */
           for (int r = 0; r < R; ++r) {
@@ -922,13 +968,9 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
           }
 
           /* acc = acc * alpha + P V. */
-          if (valuePairs && finite) {
-#if ATTN_UK_BF16_PAIRS
-            accumulateValuePairs(accRows, rows, vp, nc, Dv, p, alpha);
-#endif
-          } else if (widened && !valuePairs)
-            accumulateValues(F32, accRows, rows, (const char *)vt, Dv, nc, Dv,
-                             p, alpha);
+          if (packed)
+            accumulatePacked(valuePairs, accRows, rows, vt, vp, nc, Dv, p,
+                             alpha);
           else
             accumulateValues(kind, accRows, rows, row(v, b, hk, j0), v.s, nc,
                              Dv, p, alpha);
@@ -974,33 +1016,19 @@ INLINE void stepScores(int kind, const attn_memref4_f32 *qm,
     return;
   }
   float kt[MAX_D * NC], qt[R][MAX_D], keyBias[NC], s[R][NC];
-#if ATTN_UK_BF16_PAIRS
-  uint32_t kp[MAX_D / 2 * NC];
-#endif
+  uint32_t kp[ATTN_UK_BF16_PAIRS ? MAX_D / 2 * NC : 1];
   int keyPairs = ATTN_UK_BF16_PAIRS && kind == BF16;
   for (int64_t b = 0; b < B; ++b)
     for (int64_t hk = 0; hk < Hkv; ++hk)
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
-#if ATTN_UK_BF16_PAIRS
-        if (keyPairs)
-          packKeyPairs(k, b, hk, j0, nc, D, scale, gaussian, kp, keyBias);
-#endif
-        if (!keyPairs)
-          packKeyChunk(kind, k, b, hk, j0, nc, D, scale, gaussian, kt, keyBias);
+        packKeys(kind, keyPairs, k, b, hk, j0, nc, D, scale, gaussian, kt, kp,
+                 keyBias);
         for (int64_t h = hk * groups, i = 0; h < (hk + 1) * groups;) {
           int64_t hs[R], is[R];
           int rows = blockRows((hk + 1) * groups, M, &h, &i, hs, is);
-          if (keyPairs) {
-#if ATTN_UK_BF16_PAIRS
-            queryScoresPairs(q, b, hs, is, D, kp, keyBias, scale, s);
-#endif
-          } else {
-            const float *qRows[R];
-            int64_t qStride;
-            loadQueryRows(kind, q, b, hs, is, D, qt, qRows, &qStride);
-            blockScores(qRows, qStride, kt, keyBias, D, s);
-          }
+          packedScores(kind, keyPairs, q, b, hs, is, D, kt, kp, keyBias, scale,
+                       qt, s);
           for (int r = 0; r < rows; ++r)
             memcpy((float *)row(out, b, hs[r], is[r]) + j0, s[r],
                    (size_t)nc * sizeof(float));
@@ -1041,16 +1069,15 @@ INLINE void matmul(int kind, const attn_memref2_f32 *xm,
         out[i * os + j * oj] = 0.0f;
   static const float noBias[NC];
   float wt[KC * NC], xb[MB][KC], s[R][NC];
-#if ATTN_UK_BF16_PAIRS
-  uint32_t wp[KC / 2 * NC], xp[MB][KC / 2];
-#endif
+  /* bf16 with AVX512-BF16: w and x in pairs of consecutive k (see
+   * packKeyPairs), zero-padded. */
+  uint32_t wp[ATTN_UK_BF16_PAIRS ? KC / 2 * NC : 1];
+  uint32_t xp[ATTN_UK_BF16_PAIRS ? MB : 1][KC / 2];
   int pairs = ATTN_UK_BF16_PAIRS && kind == BF16;
   for (int64_t k0 = 0; k0 < K; k0 += KC) {
     int64_t kc = K - k0 < KC ? K - k0 : KC;
     for (int64_t m0 = 0; m0 < M; m0 += MB) {
       int64_t mb = M - m0 < MB ? M - m0 : MB;
-#if ATTN_UK_BF16_PAIRS
-      /* bf16 pairs of consecutive k (see packKeyPairs), x zero-padded. */
       if (pairs)
         for (int64_t i = 0; i < mb; ++i) {
           const uint16_t *xRow = (const uint16_t *)x + (m0 + i) * xs + k0 * xd;
@@ -1058,13 +1085,11 @@ INLINE void matmul(int kind, const attn_memref2_f32 *xm,
             xp[i][d / 2] =
                 pairOf(xRow[d * xd], d + 1 < kc ? xRow[(d + 1) * xd] : 0);
         }
-#endif
       if (!inPlace && !pairs)
         for (int64_t i = 0; i < mb; ++i)
           widenRow(kind, x + ((m0 + i) * xs + k0 * xd) * bytes, xd, kc, xb[i]);
       for (int64_t j0 = 0; j0 < N; j0 += NC) {
         int64_t nc = N - j0 < NC ? N - j0 : NC;
-#if ATTN_UK_BF16_PAIRS
         if (pairs)
           for (int64_t d = 0; d < kc; d += 2) {
             const uint16_t *lo = (const uint16_t *)w + (k0 + d) * ws + j0 * wj;
@@ -1073,7 +1098,6 @@ INLINE void matmul(int kind, const attn_memref2_f32 *xm,
               wp[d / 2 * NC + j] =
                   j < nc ? pairOf(lo[j * wj], hi ? hi[j * wj] : 0) : 0;
           }
-#endif
         for (int64_t d = 0; d < kc && !pairs; ++d) {
           float *packed = wt + d * NC;
           widenRow(kind, w + ((k0 + d) * ws + j0 * wj) * bytes, wj, nc, packed);
@@ -1084,12 +1108,10 @@ INLINE void matmul(int kind, const attn_memref2_f32 *xm,
           int rows = mb - i0 < R ? (int)(mb - i0) : R;
           /* Rows past the end repeat the last row and are not stored. */
           if (pairs) {
-#if ATTN_UK_BF16_PAIRS
             const uint32_t *xPairs[R];
             for (int r = 0; r < R; ++r)
               xPairs[r] = xp[i0 + (r < rows ? r : rows - 1)];
             blockScoresPairs(xPairs, wp, noBias, kc, 1.0f, s);
-#endif
           } else {
             const float *xRows[R];
             for (int r = 0; r < R; ++r) {
