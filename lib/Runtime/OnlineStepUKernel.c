@@ -859,13 +859,15 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
   float keyBias[NC];    /* Gaussian: -|k|^2 / 2 * scale per key, else 0 */
   float s[R][NC], p[R][NC], alpha[R];
   /* Decoding (one or two query rows per head), and steps whose group holds
-   * at most 4 blocks of rows (speculative decoding: a few rows per head),
-   * read K rows in place instead of packing each chunk transposed, which
-   * costs more than those few blocks' products: measured, 3 or 4 rows per
-   * head of a 4-head group took 1.1-1.4x less time this way, 8 rows
-   * (8 blocks) 1.05-1.1x more. */
-  int direct =
-      (M <= 2 || groups * M <= 4 * R) && k.f == 1 && (kind != F32 || q.f == 1);
+   * a few blocks of rows (speculative decoding: a few rows per head), read
+   * K rows in place instead of packing each chunk transposed, which costs
+   * more than those few blocks' products: measured, up to 4 blocks in f32
+   * (3-4 rows per head of a 4-head group 1.2-1.5x faster, 16 rows of one
+   * head 1.3x), up to 2 in bf16 with pairs, whose packed products are twice
+   * as fast (4 blocks there were 0.85-1.05x). */
+  int directBlocks = ATTN_UK_BF16_PAIRS && kind == BF16 ? 2 : 4;
+  int direct = (M <= 2 || groups * M <= directBlocks * R) && k.f == 1 &&
+               (kind != F32 || q.f == 1);
   /* f16/bf16 value chunks are widened to f32 once when several blocks read
    * them, else read in place. */
   int widened = kind != F32 && (v.f != 1 || groups * M > R);
