@@ -348,9 +348,16 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
       failed(linkUKernels(*llvmModule, module.getLoc(),
                           *(*machine)->getMCSubtargetInfo())))
     return failure();
-  // Only the entry point and its error strings are public.
-  if (llvm::Function *fn = llvmModule->getFunction(kernelName))
-    fn->setLinkage(llvm::GlobalValue::InternalLinkage);
+  // Only the entry point and its error strings are public: every other
+  // definition (the lowered kernel, helpers the lowering adds such as
+  // bufferization's dealloc_helper, constant tables) is internal, so that
+  // two kernels link into one program or JIT session.
+  std::string errorStringName = (name + "_error_string").str();
+  for (llvm::GlobalValue &value : llvmModule->global_values())
+    if (!value.isDeclaration() && !value.hasAppendingLinkage() &&
+        !value.getName().starts_with("llvm.") && value.getName() != name &&
+        value.getName() != errorStringName)
+      value.setLinkage(llvm::GlobalValue::InternalLinkage);
   setTargetAttributes(*llvmModule, (*machine)->getTargetCPU(),
                       (*machine)->getTargetFeatureString());
   optimize(*llvmModule, **machine);
