@@ -348,15 +348,18 @@ FailureOr<std::unique_ptr<llvm::Module>> mlir::attn::compileCPUKernel(
       failed(linkUKernels(*llvmModule, module.getLoc(),
                           *(*machine)->getMCSubtargetInfo())))
     return failure();
-  // Only the entry point and its error strings are public: every other
-  // definition (the lowered kernel, helpers the lowering adds such as
-  // bufferization's dealloc_helper, constant tables) is internal, so that
-  // two kernels link into one program or JIT session.
+  // Only the entry point, its error strings and (with count-tiles) the tile
+  // counters attn-run reads are public: every other definition (the lowered
+  // kernel, helpers the lowering adds such as bufferization's
+  // dealloc_helper, constant tables) is internal, so that two kernels link
+  // into one program or JIT session.
   std::string errorStringName = (name + "_error_string").str();
+  StringRef publicNames[] = {name, errorStringName, "attn_tiles_total",
+                             "attn_tiles_computed"};
   for (llvm::GlobalValue &value : llvmModule->global_values())
     if (!value.isDeclaration() && !value.hasAppendingLinkage() &&
-        !value.getName().starts_with("llvm.") && value.getName() != name &&
-        value.getName() != errorStringName)
+        !value.getName().starts_with("llvm.") &&
+        !llvm::is_contained(publicNames, value.getName()))
       value.setLinkage(llvm::GlobalValue::InternalLinkage);
   setTargetAttributes(*llvmModule, (*machine)->getTargetCPU(),
                       (*machine)->getTargetFeatureString());
