@@ -862,9 +862,9 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
    * a few blocks of rows (speculative decoding: a few rows per head), read
    * K rows in place instead of packing each chunk transposed, which costs
    * more than those few blocks' products: measured, up to 4 blocks in f32
-   * (3-4 rows per head of a 4-head group 1.2-1.5x faster, 16 rows of one
-   * head 1.3x), up to 2 in bf16 with pairs, whose packed products are twice
-   * as fast (4 blocks there were 0.85-1.05x). */
+   * (3-4 rows per head of a 4-head group 1.2-1.5x faster, 4 rows of one
+   * head 1.6x, 8 rows of 2 heads 1.3x), up to 2 in bf16 with pairs, whose
+   * packed products are twice as fast (3-4 blocks there were 0.85-1.05x). */
   int directBlocks = ATTN_UK_BF16_PAIRS && kind == BF16 ? 2 : 4;
   int direct = (M <= 2 || groups * M <= directBlocks * R) && k.f == 1 &&
                (kind != F32 || q.f == 1);
