@@ -171,6 +171,14 @@ INLINE float halfToFloat(uint16_t h) {
   return f;
 }
 
+/* The float of bf16 `bits`. */
+INLINE float bf16Value(uint32_t bits) {
+  uint32_t wide = bits << 16;
+  float f;
+  memcpy(&f, &wide, 4);
+  return f;
+}
+
 /* Element i of a row of `kind`. */
 INLINE float element(int kind, const void *row, int64_t i) {
   if (kind == F32)
@@ -178,10 +186,7 @@ INLINE float element(int kind, const void *row, int64_t i) {
   uint16_t bits = ((const uint16_t *)row)[i];
   if (kind == F16)
     return halfToFloat(bits);
-  uint32_t wide = (uint32_t)bits << 16;
-  float f;
-  memcpy(&f, &wide, 4);
-  return f;
+  return bf16Value(bits);
 }
 
 typedef uint32_t vu __attribute__((vector_size(VL * 4)));
@@ -490,11 +495,13 @@ INLINE vu splatPair(uint32_t x) {
   return x + zero;
 }
 INLINE uint32_t pairOf(uint32_t lo, uint32_t hi) { return lo | hi << 16; }
-INLINE float bf16Value(uint32_t bits) {
-  uint32_t wide = bits << 16;
-  float f;
-  memcpy(&f, &wide, 4);
-  return f;
+
+/* Elements [0, n) of a bf16 row with element stride `stride` as pairs of
+ * consecutive elements, a zero past n. */
+INLINE void rowPairs(const uint16_t *row, int64_t stride, int64_t n,
+                     uint32_t *out) {
+  for (int64_t d = 0; d < n; d += 2)
+    out[d / 2] = pairOf(row[d * stride], d + 1 < n ? row[(d + 1) * stride] : 0);
 }
 
 /* Packs keys [j0, j0 + nc) of (b, hk) as pairs of head-dim elements,
@@ -552,8 +559,7 @@ INLINE void queryScoresPairs(view4 q, int64_t b, const int64_t hs[R],
       qPairs[r] = (const u32u *)qRow;
       continue;
     }
-    for (int64_t d = 0; d < D; d += 2)
-      qp[r][d / 2] = pairOf(qRow[d * q.f], d + 1 < D ? qRow[(d + 1) * q.f] : 0);
+    rowPairs(qRow, q.f, D, qp[r]);
     qPairs[r] = qp[r];
   }
   blockScoresPairs(qPairs, kp, keyBias, D, scale, s);
@@ -1085,12 +1091,9 @@ INLINE void matmul(int kind, const attn_memref2_f32 *xm,
     for (int64_t m0 = 0; m0 < M; m0 += MB) {
       int64_t mb = M - m0 < MB ? M - m0 : MB;
       if (pairs)
-        for (int64_t i = 0; i < mb; ++i) {
-          const uint16_t *xRow = (const uint16_t *)x + (m0 + i) * xs + k0 * xd;
-          for (int64_t d = 0; d < kc; d += 2)
-            xp[i][d / 2] =
-                pairOf(xRow[d * xd], d + 1 < kc ? xRow[(d + 1) * xd] : 0);
-        }
+        for (int64_t i = 0; i < mb; ++i)
+          rowPairs((const uint16_t *)x + (m0 + i) * xs + k0 * xd, xd, kc,
+                   xp[i]);
       if (!inPlace && !pairs)
         for (int64_t i = 0; i < mb; ++i)
           widenRow(kind, x + ((m0 + i) * xs + k0 * xd) * bytes, xd, kc, xb[i]);
