@@ -89,21 +89,21 @@ INLINE float hsum(vf v) {
   return a[0];
 }
 
-INLINE float hmax(vf v) {
-  float a[VL];
-  store(a, v);
-  for (int w = VL / 2; w > 0; w /= 2)
-    for (int l = 0; l < w; ++l)
-      a[l] = a[l] > a[l + w] ? a[l] : a[l + w];
-  return a[0];
+/* The larger of a and b lane by lane, NaN where either is NaN. */
+INLINE vf maxNaN(vf a, vf b) { return select((a > b) | (a != a), a, b); }
+
+/* a + b, or with `useMax` maxNaN(a, b). */
+INLINE vf combine(vf a, vf b, int useMax) {
+  return useMax ? maxNaN(a, b) : a + b;
 }
 
-/* The sums of R = 4 vectors at once: two rounds fold the halves of two
- * vectors into one, then one (8 lanes) or two (16) add neighbouring lanes;
- * row r's sum ends in lane r * VL / 4. At 16 lanes that is 13 shuffles and
- * adds for the 4 rows, against 8 for each row's hsum. */
-INLINE void hsumRows(const vf v[R], float out[R]) {
-  _Static_assert(R == 4, "hsumRows folds 4 rows");
+/* The sums (maxima with `useMax`) of R = 4 vectors at once: two rounds fold
+ * the halves of two vectors into one, then one (8 lanes) or two (16)
+ * combine neighbouring lanes; row r's result ends in lane r * VL / 4. At 16
+ * lanes that is 13 shuffles and combines for the 4 rows, against 8 for each
+ * row's hsum. */
+INLINE void foldRows(const vf v[R], float out[R], int useMax) {
+  _Static_assert(R == 4, "foldRows folds 4 rows");
 #if ATTN_UK_VL == 16
 #define ATTN_UK_LO 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
 #define ATTN_UK_HI 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
@@ -117,19 +117,21 @@ INLINE void hsumRows(const vf v[R], float out[R]) {
 #define ATTN_UK_Q1 2, 3, 6, 7, 10, 11, 14, 15
 #define ATTN_UK_PAIRS 1, 0, 3, 2, 5, 4, 7, 6
 #else
-#error "hsumRows: ATTN_UK_VL must be 8 or 16"
+#error "foldRows: ATTN_UK_VL must be 8 or 16"
 #endif
-  vf a = __builtin_shufflevector(v[0], v[1], ATTN_UK_LO) +
-         __builtin_shufflevector(v[0], v[1], ATTN_UK_HI);
-  vf c = __builtin_shufflevector(v[2], v[3], ATTN_UK_LO) +
-         __builtin_shufflevector(v[2], v[3], ATTN_UK_HI);
-  vf w = __builtin_shufflevector(a, c, ATTN_UK_Q0) +
-         __builtin_shufflevector(a, c, ATTN_UK_Q1);
-  w += __builtin_shufflevector(w, w, ATTN_UK_PAIRS);
+  vf a = combine(__builtin_shufflevector(v[0], v[1], ATTN_UK_LO),
+                 __builtin_shufflevector(v[0], v[1], ATTN_UK_HI), useMax);
+  vf c = combine(__builtin_shufflevector(v[2], v[3], ATTN_UK_LO),
+                 __builtin_shufflevector(v[2], v[3], ATTN_UK_HI), useMax);
+  vf w = combine(__builtin_shufflevector(a, c, ATTN_UK_Q0),
+                 __builtin_shufflevector(a, c, ATTN_UK_Q1), useMax);
+  w = combine(w, __builtin_shufflevector(w, w, ATTN_UK_PAIRS), useMax);
 #if ATTN_UK_VL == 16
-  /* Four lanes a row: add the neighbouring pair too. */
-  w += __builtin_shufflevector(w, w, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14,
-                               15, 12, 13);
+  /* Four lanes a row: combine the neighbouring pair too. */
+  w = combine(w,
+              __builtin_shufflevector(w, w, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8,
+                                      9, 14, 15, 12, 13),
+              useMax);
 #endif
 #undef ATTN_UK_LO
 #undef ATTN_UK_HI
@@ -139,6 +141,9 @@ INLINE void hsumRows(const vf v[R], float out[R]) {
   for (int r = 0; r < R; ++r)
     out[r] = w[r * (VL / 4)];
 }
+
+INLINE void hsumRows(const vf v[R], float out[R]) { foldRows(v, out, 0); }
+INLINE void hmaxRows(const vf v[R], float out[R]) { foldRows(v, out, 1); }
 
 /* maximumf: NaN if either is NaN. */
 INLINE float maximum(float a, float b) {
@@ -374,21 +379,69 @@ INLINE float rawScore(int kind, const void *qRow, int64_t qStride,
   return s;
 }
 
+/* x, a VL x VL block, transposed: log2(VL) perfect shuffles (row i zipped
+ * with row i + VL / 2 into rows 2i and 2i + 1) transpose it. */
+INLINE void transposeBlock(vf x[VL]) {
+#if ATTN_UK_VL == 16
+#define ATTN_UK_ZIP_LO 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23
+#define ATTN_UK_ZIP_HI                                                         \
+  8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31
+#elif ATTN_UK_VL == 8
+#define ATTN_UK_ZIP_LO 0, 8, 1, 9, 2, 10, 3, 11
+#define ATTN_UK_ZIP_HI 4, 12, 5, 13, 6, 14, 7, 15
+#else
+#error "transposeBlock: ATTN_UK_VL must be 8 or 16"
+#endif
+  for (int round = 1; round < VL; round *= 2) {
+    vf y[VL];
+    for (int i = 0; i < VL / 2; ++i) {
+      y[2 * i] = __builtin_shufflevector(x[i], x[i + VL / 2], ATTN_UK_ZIP_LO);
+      y[2 * i + 1] =
+          __builtin_shufflevector(x[i], x[i + VL / 2], ATTN_UK_ZIP_HI);
+    }
+    for (int i = 0; i < VL; ++i)
+      x[i] = y[i];
+  }
+#undef ATTN_UK_ZIP_LO
+#undef ATTN_UK_ZIP_HI
+}
+
 /* Packs keys [j0, j0 + nc) of (b, hk) transposed and scaled into kt
  * [D, NC] (zeros past nc), with the Gaussian -|k|^2 / 2 * scale per key in
- * keyBias (else 0). */
+ * keyBias (else 0). Unit-stride keys go VL x VL blocks at a time through
+ * registers (LLVM's own vectorization of the scalar loop scattered, which
+ * took 7 % of an f32 prefill step on Zen 4); other strides and the head
+ * dims past the last whole vector go element by element. */
 INLINE void packKeyChunk(int kind, view4 k, int64_t b, int64_t hk, int64_t j0,
                          int64_t nc, int64_t D, float scale, int gaussian,
                          float *kt, float *keyBias) {
+  vf norm[NV] = {{0}};
+  int64_t d = 0;
+  if (k.f == 1)
+    for (; d + VL <= D; d += VL)
+      for (int w = 0; w < NV; ++w) {
+        vf x[VL];
+        for (int l = 0; l < VL; ++l) {
+          int64_t j = w * VL + l;
+          x[l] = j < nc ? loadRow(kind, row(k, b, hk, j0 + j), d) : splat(0);
+        }
+        transposeBlock(x);
+        for (int e = 0; e < VL; ++e) {
+          if (gaussian)
+            norm[w] += x[e] * x[e];
+          store(kt + (d + e) * NC + w * VL, x[e] * splat(scale));
+        }
+      }
   for (int64_t j = 0; j < NC; ++j) {
     const void *kRow = row(k, b, hk, j0 + (j < nc ? j : 0));
-    float norm = 0;
-    for (int64_t d = 0; d < D; ++d) {
-      float kd = j < nc ? element(kind, kRow, d * k.f) : 0.0f;
-      kt[d * NC + j] = kd * scale;
-      norm += kd * kd;
+    float tailNorm = 0;
+    for (int64_t e = d; e < D; ++e) {
+      float ke = j < nc ? element(kind, kRow, e * k.f) : 0.0f;
+      kt[e * NC + j] = ke * scale;
+      tailNorm += ke * ke;
     }
-    keyBias[j] = gaussian ? -0.5f * scale * norm : 0.0f;
+    keyBias[j] =
+        gaussian ? -0.5f * scale * (norm[j / VL][j % VL] + tailNorm) : 0.0f;
   }
 }
 
@@ -819,6 +872,52 @@ onlineStepScalar(int kind, view4 q, view4 k, view4 v, broadcast4 mask,
       }
 }
 
+/* The online softmax of a block's rows (`rows` of R) over a chunk's scores
+ * s, hidden keys at -inf: p = exp(s - newMax), alpha = exp(max - newMax),
+ * and each row's max and sum updated. The rows' max, sum and alpha are
+ * reduced together (foldRows, one exp for the 4 alphas): row by row, those
+ * serial reductions took a fifth of an f32 prefill step on Zen 4. Rows past
+ * `rows` get p = 0 and alpha = 0. */
+INLINE void onlineSoftmax(float s[R][NC], int rows, float *const mx[R],
+                          float *const sm[R], float p[R][NC], float alpha[R]) {
+  vf vmax[R];
+  for (int r = 0; r < R; ++r) {
+    vmax[r] = splat(-INFINITY);
+    for (int w = 0; w < NV && r < rows; ++w)
+      vmax[r] = maxNaN(load(&s[r][w * VL]), vmax[r]);
+  }
+  float tileMax[R], newMax[R];
+  hmaxRows(vmax, tileMax);
+  vf shift = splat(0.0f); /* max - newMax per row, in lanes 0..R-1 */
+  for (int r = 0; r < rows; ++r) {
+    newMax[r] = maximum(*mx[r], tileMax[r]);
+    shift[r] = *mx[r] - newMax[r];
+  }
+  vf shiftExp = vexp(shift);
+  vf rowSum[R];
+  for (int r = 0; r < R; ++r) {
+    rowSum[r] = splat(0.0f);
+    if (r >= rows || newMax[r] == -INFINITY) {
+      alpha[r] = 0;
+      for (int w = 0; w < NV; ++w)
+        store(&p[r][w * VL], splat(0.0f));
+      continue;
+    }
+    alpha[r] = shiftExp[r];
+    for (int w = 0; w < NV; ++w) {
+      vf e = vexp(load(&s[r][w * VL]) - newMax[r]);
+      rowSum[r] += e;
+      store(&p[r][w * VL], e);
+    }
+  }
+  float sums[R];
+  hsumRows(rowSum, sums);
+  for (int r = 0; r < rows; ++r) {
+    *sm[r] = *sm[r] * alpha[r] + sums[r];
+    *mx[r] = newMax[r];
+  }
+}
+
 /* The step for q, k and v of element type `kind`; inlined into one entry
  * point per type, so `kind` is a constant. */
 INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
@@ -927,14 +1026,11 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
             packedScores(kind, keyPairs, q, b, hs, is, D, kt, kp, keyBias,
                          scale, qt, s);
 
-          /* Online softmax, row by row; hidden keys score -inf. */
-          for (int r = 0; r < R; ++r) {
-            if (r >= rows) {
-              alpha[r] = 0;
-              for (int w = 0; w < NV; ++w)
-                store(&p[r][w * VL], splat(0.0f));
-              continue;
-            }
+          /* Hidden keys score -inf. */
+          float *mx[R], *sm[R];
+          for (int r = 0; r < rows; ++r) {
+            mx[r] = statistic(max, b, hs[r], is[r]);
+            sm[r] = statistic(sum, b, hs[r], is[r]);
             int64_t diff0 = kvPos + j0 - (qPos + is[r]);
             int64_t first = bandLo - diff0, end = bandHi - diff0 + 1;
             first = first < 0 ? 0 : first > nc ? nc : first;
@@ -947,37 +1043,8 @@ INLINE void onlineStep(int kind, const attn_memref4_f32 *qm,
               for (int64_t j = first; j < end; ++j)
                 s[r][j] = maskedScore(kind, mask, bias, s[r][j], b, hs[r],
                                       is[r], j0 + j);
-
-            vf vmax = splat(-INFINITY);
-            vi nan = {0};
-            for (int w = 0; w < NV; ++w) {
-              vf x = load(&s[r][w * VL]);
-              nan |= x != x;
-              vmax = select(x > vmax, x, vmax);
-            }
-            float tileMax = hmax(vmax);
-            for (int l = 0; l < VL; ++l)
-              if (nan[l])
-                tileMax = NAN;
-            float *mx = statistic(max, b, hs[r], is[r]);
-            float *sm = statistic(sum, b, hs[r], is[r]);
-            float newMax = maximum(*mx, tileMax);
-            vf rowSum = splat(0.0f);
-            if (newMax == -INFINITY) {
-              alpha[r] = 0;
-              for (int w = 0; w < NV; ++w)
-                store(&p[r][w * VL], splat(0.0f));
-            } else {
-              alpha[r] = vexp(splat(*mx - newMax))[0];
-              for (int w = 0; w < NV; ++w) {
-                vf e = vexp(load(&s[r][w * VL]) - newMax);
-                rowSum += e;
-                store(&p[r][w * VL], e);
-              }
-            }
-            *sm = *sm * alpha[r] + hsum(rowSum);
-            *mx = newMax;
           }
+          onlineSoftmax(s, rows, mx, sm, p, alpha);
 
           /* acc = acc * alpha + P V. */
           if (packed)
