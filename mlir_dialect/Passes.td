@@ -571,8 +571,9 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "per mma-warp-rows (0: 64, 128 with warps of 32 rows, or 16 for "
            "a static Sq of at most 16)">,
     Option<"mma", "mma", "bool", /*default=*/"false",
-           "Run f16/bf16 attentions with D, Dv <= 128 on tensor cores "
-           "(experimental: not yet run on a GPU)">,
+           "Run f16/bf16 attentions with D, Dv <= 128, and the projections "
+           "of f16/bf16 x and w, on tensor cores (experimental: not yet run "
+           "on a GPU)">,
     Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", /*default=*/"0",
            "Blocks of the attention kernel each SM must hold at once: ptxas "
            "caps its registers to fit them (nvvm.minctasm, as CUDA's "

@@ -140,8 +140,8 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<bool> mma{
       *this, "mma",
-      llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 (false: "
-                     "the FMA kernel)"),
+      llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 and for "
+                     "f16/bf16 projections (false: the FMA kernels)"),
       llvm::cl::init(true)};
 };
 

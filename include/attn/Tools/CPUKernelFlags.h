@@ -60,8 +60,9 @@ struct CPUKernelFlags {
 
   llvm::cl::opt<bool> mma{
       "mma",
-      llvm::cl::desc("GPU: run f16/bf16 attentions with D, Dv <= 128 on tensor "
-                     "cores (the default; --mma=false: the FMA kernel)"),
+      llvm::cl::desc("GPU: run f16/bf16 attentions with D, Dv <= 128, and "
+                     "f16/bf16 projections, on tensor cores (the default; "
+                     "--mma=false: the FMA kernels)"),
       llvm::cl::init(true), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<int64_t> minBlocksPerSM{
       "min-blocks-per-sm",

@@ -23,6 +23,14 @@
 
 namespace mlir::attn::gpu_codegen {
 
+/// D = A B + C for m16n8k16 fragments (A vector<4x2xT>, B vector<2x2xT>,
+/// C and D vector<2x2xf32>): nvgpu.mma.sync for f16; nvvm.mma.sync on the
+/// packed 32-bit registers for bf16, which MLIR 22's nvgpu lowering cannot
+/// type.
+Value mmaSync(OpBuilder &b, Location loc, Value a, Value bFrag, Value c);
+/// The B fragment (2 registers) `which` (0 or 1) of an x4 ldmatrix.
+Value fragmentPair(OpBuilder &b, Location loc, Value fragments, int64_t which);
+
 /// The launch geometry and register split of one kernel.
 struct KernelShape {
   int64_t blockRows;     // query rows per block
@@ -295,11 +303,9 @@ private:
            function_ref<SmallVector<Value>(Value, ValueRange, bool)> body,
            function_ref<void(Value, ValueRange)> skipped = nullptr);
 
-  /// D = A B + C for m16n8k16 fragments (A vector<4x2xT>, B vector<2x2xT>,
-  /// C and D vector<2x2xf32>): nvgpu.mma.sync for f16; nvvm.mma.sync on the
-  /// packed 32-bit registers for bf16, which MLIR 22's nvgpu lowering cannot
-  /// type.
-  Value mmaSync(Value a, Value bFrag, Value c);
+  Value mmaSync(Value a, Value bFrag, Value c) {
+    return gpu_codegen::mmaSync(b, loc, a, bFrag, c);
+  }
 
   /// 2^x for the tensor cores' softmax by ex2.approx.ftz: one MUFU.EX2,
   /// where math.exp2 (ex2.approx, subnormals kept) takes 3 more SASS
@@ -318,8 +324,9 @@ private:
       return {row, col};
     return {slot, row, col};
   }
-  /// The B fragment (2 registers) `which` (0 or 1) of an x4 ldmatrix.
-  Value fragmentPair(Value fragments, int64_t which);
+  Value fragmentPair(Value fragments, int64_t which) {
+    return gpu_codegen::fragmentPair(b, loc, fragments, which);
+  }
   /// acc[rb][n] += probFrags[rb] x tile[16 ks, 16 ks + 16) x [8 n, 8 n + 8)
   /// (of buffer `slot`, see tileIndices) for each row block rb: one 16-key
   /// step of O += P V over the output fragments `acc` (those of each row

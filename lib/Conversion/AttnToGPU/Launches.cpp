@@ -171,6 +171,14 @@ gpu::GPUFuncOp gpu_codegen::createKernel(func::FuncOp func, StringRef name,
     module = gpu::GPUModuleOp::create(b, loc,
                                       (func.getSymName() + "_kernels").str());
   }
+  return createKernelFunc(b, loc, module, name, argTypes, workgroup, threads);
+}
+
+gpu::GPUFuncOp gpu_codegen::createKernelFunc(OpBuilder &b, Location loc,
+                                             gpu::GPUModuleOp module,
+                                             StringRef name, TypeRange argTypes,
+                                             TypeRange workgroup,
+                                             int64_t threads) {
   b.setInsertionPointToEnd(module.getBody());
   auto kernel = gpu::GPUFuncOp::create(
       b, loc, name, b.getFunctionType(argTypes, {}), workgroup);

@@ -13,7 +13,6 @@
 #include "attn/Transforms/Utils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -22,129 +21,6 @@
 using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_codegen;
-
-/// A projection block computes a square tile of this many rows and columns
-/// of its output, one element per thread.
-static constexpr int64_t kProjectionTile = 16;
-
-/// Adds to `module` the gpu.func `name` computing y [M, N] = x [M, K]
-/// w [K, N] (+ bias [N]) in f32, stored as y's element type. Its arguments:
-/// [x], [w], [bias], y as 1-D memrefs (x and w exactly when `x` is set;
-/// null types are absent operands), then M, K and N. A block of 16 x 16
-/// threads computes a 16 x 16 tile of y through 16 x 16 tiles of x and w
-/// staged in shared memory. Without x and w it writes the bias to every
-/// row of y.
-static void buildProjectionKernel(gpu::GPUModuleOp module, StringRef name,
-                                  Location loc, Type x, Type w, Type bias,
-                                  Type y) {
-  MLIRContext *ctx = module.getContext();
-  OpBuilder b(ctx);
-  IndexMath m{b, loc};
-  Type f32 = b.getF32Type();
-  SmallVector<Type> argTypes;
-  for (Type element : {x, w, bias, y})
-    if (element)
-      argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, element));
-  argTypes.append(3, b.getIndexType());
-  SmallVector<Type> workgroup;
-  if (x)
-    workgroup.assign(
-        2,
-        MemRefType::get({kProjectionTile, kProjectionTile}, f32,
-                        MemRefLayoutAttrInterface(),
-                        gpu::AddressSpaceAttr::get(
-                            ctx, gpu::GPUDialect::getWorkgroupAddressSpace())));
-  b.setInsertionPointToEnd(module.getBody());
-  auto kernel = gpu::GPUFuncOp::create(
-      b, loc, name, b.getFunctionType(argTypes, {}), workgroup);
-  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  int64_t threads = kProjectionTile * kProjectionTile;
-  kernel.setKnownBlockSizeAttr(
-      b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
-
-  Block &body = kernel.getBody().front();
-  b.setInsertionPointToStart(&body);
-  // The entry block also holds the workgroup buffers, after the arguments.
-  auto args = body.getArguments().take_front(kernel.getNumArguments());
-  Value xArg = x ? args[0] : Value(), wArg = x ? args[1] : Value();
-  Value biasArg = bias ? args[x ? 2 : 0] : Value();
-  Value yArg = args[args.size() - 4], rows = args[args.size() - 3],
-        reduction = args[args.size() - 2], columns = args.back();
-  auto mul = [&](Value a, Value c) -> Value {
-    return arith::MulIOp::create(b, loc, a, c);
-  };
-  Value tile = m.constant(kProjectionTile);
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value tx = arith::RemUIOp::create(b, loc, tid, tile);
-  Value ty = arith::DivUIOp::create(b, loc, tid, tile);
-  Value row =
-      m.add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), tile), ty);
-  Value column =
-      m.add(mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), tile), tx);
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Value acc = zero;
-  if (x) {
-    Value xTile = kernel.getWorkgroupAttributions()[0],
-          wTile = kernel.getWorkgroupAttributions()[1];
-    // memref[at] as f32 where `inside`, else 0.
-    auto loadOrZero = [&](Value inside, Value memref, Value at) {
-      return scf::IfOp::create(
-                 b, loc, inside,
-                 [&](OpBuilder &tb, Location tl) {
-                   Value loaded = memref::LoadOp::create(tb, tl, memref, at);
-                   scf::YieldOp::create(tb, tl,
-                                        convertFloat(tb, tl, loaded, f32));
-                 },
-                 [&](OpBuilder &eb, Location el) {
-                   scf::YieldOp::create(eb, el, zero);
-                 })
-          .getResult(0);
-    };
-    auto steps = scf::ForOp::create(b, loc, m.constant(0), reduction, tile,
-                                    ValueRange{zero});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(steps.getBody());
-    Value first = steps.getInductionVar();
-    Value xColumn = m.add(first, tx), wRow = m.add(first, ty);
-    memref::StoreOp::create(
-        b, loc,
-        loadOrZero(m.both(m.slt(row, rows), m.slt(xColumn, reduction)), xArg,
-                   m.add(mul(row, reduction), xColumn)),
-        xTile, ValueRange{ty, tx});
-    memref::StoreOp::create(
-        b, loc,
-        loadOrZero(m.both(m.slt(wRow, reduction), m.slt(column, columns)), wArg,
-                   m.add(mul(wRow, columns), column)),
-        wTile, ValueRange{ty, tx});
-    gpu::BarrierOp::create(b, loc);
-    auto dot = scf::ForOp::create(
-        b, loc, m.constant(0), tile, m.constant(1),
-        ValueRange{steps.getRegionIterArg(0)},
-        [&](OpBuilder &lb, Location ll, Value kk, ValueRange sum) {
-          Value a = memref::LoadOp::create(lb, ll, xTile, ValueRange{ty, kk});
-          Value c = memref::LoadOp::create(lb, ll, wTile, ValueRange{kk, tx});
-          scf::YieldOp::create(
-              lb, ll, ValueRange{math::FmaOp::create(lb, ll, a, c, sum[0])});
-        });
-    gpu::BarrierOp::create(b, loc);
-    scf::YieldOp::create(b, loc, dot.getResults());
-    acc = steps.getResult(0);
-  }
-  auto store = scf::IfOp::create(
-      b, loc, m.both(m.slt(row, rows), m.slt(column, columns)),
-      /*withElseRegion=*/false);
-  b.setInsertionPointToStart(&store.getThenRegion().front());
-  if (biasArg)
-    acc = arith::AddFOp::create(
-        b, loc, acc,
-        convertFloat(b, loc, memref::LoadOp::create(b, loc, biasArg, column),
-                     f32));
-  memref::StoreOp::create(
-      b, loc, convertFloat(b, loc, acc, getElementTypeOrSelf(yArg.getType())),
-      yArg, m.add(mul(row, columns), column));
-  b.setInsertionPointAfter(store);
-  gpu::ReturnOp::create(b, loc);
-}
 
 /// The GPU form of a multi-head or additive attention `op`, the one op of
 /// `func` (which takes its operands in order and returns its result): its
@@ -279,19 +155,21 @@ LogicalResult gpu_codegen::convertProjectedAttentionToGPU(
 
   // y = x w (+ bias) on the rows of y: one projection kernel per set of
   // element types.
-  llvm::SmallDenseMap<std::tuple<Type, Type, Type, Type>, std::string> named;
+  llvm::SmallDenseMap<std::tuple<Type, Type, Type, Type>,
+                      std::pair<std::string, int64_t>>
+      named; // the kernel's name and threads
   auto project = [&](Value x, Value w, Value bias, Value y) {
     auto elementOf = [](Value v) {
       return v ? getElementTypeOrSelf(v.getType()) : Type();
     };
     std::tuple<Type, Type, Type, Type> types = {elementOf(x), elementOf(w),
                                                 elementOf(bias), elementOf(y)};
-    std::string &kernelName = named[types];
+    auto &[kernelName, threads] = named[types];
     if (kernelName.empty()) {
       kernelName = name + "_project" + std::to_string(named.size() - 1);
-      buildProjectionKernel(kernels, kernelName, loc, std::get<0>(types),
-                            std::get<1>(types), std::get<2>(types),
-                            std::get<3>(types));
+      threads = buildProjectionKernel(
+          kernels, kernelName, loc, std::get<0>(types), std::get<1>(types),
+          std::get<2>(types), std::get<3>(types), options.mma);
     }
     auto yType = cast<MemRefType>(y.getType());
     int64_t columns = w ? cast<ShapedType>(w.getType()).getDimSize(1)
@@ -315,8 +193,7 @@ LogicalResult gpu_codegen::convertProjectedAttentionToGPU(
         gpu::KernelDim3{arith::CeilDivUIOp::create(b, loc, rows, tile),
                         m.constant(llvm::divideCeil(columns, kProjectionTile)),
                         m.constant(1)},
-        gpu::KernelDim3{m.constant(kProjectionTile * kProjectionTile),
-                        m.constant(1), m.constant(1)},
+        gpu::KernelDim3{m.constant(threads), m.constant(1), m.constant(1)},
         /*dynamicSharedMemorySize=*/Value(), args);
     launch->setAttr("attn.projection",
                     b.getDenseI64ArrayAttr({reduction, columns, kProjectionTile,

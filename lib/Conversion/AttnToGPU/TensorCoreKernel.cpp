@@ -35,7 +35,8 @@ using namespace mlir;
 using namespace mlir::attn;
 using namespace mlir::attn::gpu_codegen;
 
-Value KernelBuilder::mmaSync(Value a, Value bFrag, Value c) {
+Value gpu_codegen::mmaSync(OpBuilder &b, Location loc, Value a, Value bFrag,
+                           Value c) {
   Type element = getElementTypeOrSelf(a.getType());
   if (element.isF16())
     return nvgpu::MmaSyncOp::create(b, loc, a, bFrag, c,
@@ -88,7 +89,8 @@ Value KernelBuilder::ldmatrix(Value tile, Value slot, Value row, Value col,
                                    tiles);
 }
 
-Value KernelBuilder::fragmentPair(Value fragments, int64_t which) {
+Value gpu_codegen::fragmentPair(OpBuilder &b, Location loc, Value fragments,
+                                int64_t which) {
   Type element = getElementTypeOrSelf(fragments.getType());
   Value pair = arith::ConstantOp::create(
       b, loc,

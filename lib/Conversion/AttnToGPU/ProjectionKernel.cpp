@@ -1,0 +1,464 @@
+//===- ProjectionKernel.cpp - the projections' GEMM kernels ---------------===//
+//
+// Part of the attn project: an MLIR compiler for attention.
+//
+//===----------------------------------------------------------------------===//
+//
+// y = x w (+ bias), the projections of multi-head and additive attention on
+// the GPU (see ProjectedAttention.cpp): on tensor cores for f16 and bf16,
+// else on FMAs, each block a 64 x 64 tile of y through slices of x and w
+// staged in shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelBuilder.h"
+#include "Launches.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::attn;
+using namespace mlir::attn::gpu_codegen;
+
+/// memref[at] where `inside`, else `zero` (converted to `to` when set).
+static Value loadOrZero(OpBuilder &b, Location loc, Value inside, Value memref,
+                        Value at, Value zero, Type to = Type()) {
+  return scf::IfOp::create(
+             b, loc, inside,
+             [&](OpBuilder &tb, Location tl) {
+               Value loaded = memref::LoadOp::create(tb, tl, memref, at);
+               scf::YieldOp::create(
+                   tb, tl, to ? convertFloat(tb, tl, loaded, to) : loaded);
+             },
+             [&](OpBuilder &eb, Location el) {
+               scf::YieldOp::create(eb, el, zero);
+             })
+      .getResult(0);
+}
+
+/// A shared-memory buffer of `shape` and `element`.
+static MemRefType sharedBuffer(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                               Type element) {
+  return MemRefType::get(shape, element, MemRefLayoutAttrInterface(),
+                         gpu::AddressSpaceAttr::get(
+                             ctx, gpu::GPUDialect::getWorkgroupAddressSpace()));
+}
+
+namespace {
+/// A projection kernel's operands and shared-memory slices (null where
+/// absent).
+struct ProjectionOperands {
+  Value x, w, bias, y, rows, reduction, columns;
+  Value xSlice, wSlice;
+};
+} // namespace
+
+/// The gpu.func `name` in `module`, in blocks of `threads`, taking [x], [w],
+/// [bias] and y as 1-D memrefs, then M, K and N, with the shared-memory
+/// slices `workgroup` (16-byte aligned for cp.async and ldmatrix); `b` is
+/// left at the start of its body.
+static ProjectionOperands
+createProjectionKernel(OpBuilder &b, gpu::GPUModuleOp module, StringRef name,
+                       Location loc, Type x, Type w, Type bias, Type y,
+                       TypeRange workgroup, int64_t threads) {
+  SmallVector<Type> argTypes;
+  for (Type element : {x, w, bias, y})
+    if (element)
+      argTypes.push_back(MemRefType::get({ShapedType::kDynamic}, element));
+  argTypes.append(3, b.getIndexType());
+  gpu::GPUFuncOp kernel =
+      createKernelFunc(b, loc, module, name, argTypes, workgroup, threads);
+  for (unsigned slice = 0; slice < workgroup.size(); ++slice)
+    kernel.setWorkgroupAttributionAttr(
+        slice, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+  Block &body = kernel.getBody().front();
+  b.setInsertionPointToStart(&body);
+  // The entry block also holds the workgroup buffers, after the arguments.
+  auto args = body.getArguments().take_front(kernel.getNumArguments());
+  ProjectionOperands operands;
+  operands.x = x ? args[0] : Value();
+  operands.w = x ? args[1] : Value();
+  operands.bias = bias ? args[x ? 2 : 0] : Value();
+  operands.y = args[args.size() - 4];
+  operands.rows = args[args.size() - 3];
+  operands.reduction = args[args.size() - 2];
+  operands.columns = args.back();
+  if (!workgroup.empty()) {
+    operands.xSlice = kernel.getWorkgroupAttributions()[0];
+    operands.wSlice = kernel.getWorkgroupAttributions()[1];
+  }
+  return operands;
+}
+
+/// y[row, column] = value (+ bias[column]) as y's element type, where row < M
+/// and column < N.
+static void storeOutput(OpBuilder &b, Location loc, Value value, Value row,
+                        Value column, Value bias, Value y, Value rows,
+                        Value columns) {
+  IndexMath m{b, loc};
+  auto store = scf::IfOp::create(
+      b, loc, m.both(m.slt(row, rows), m.slt(column, columns)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&store.getThenRegion().front());
+  if (bias)
+    value = arith::AddFOp::create(
+        b, loc, value,
+        convertFloat(b, loc, memref::LoadOp::create(b, loc, bias, column),
+                     value.getType()));
+  memref::StoreOp::create(
+      b, loc, convertFloat(b, loc, value, getElementTypeOrSelf(y.getType())), y,
+      m.add(arith::MulIOp::create(b, loc, row, columns), column));
+}
+
+/// An FMA projection block of kFmaSide x kFmaSide threads computes its
+/// kProjectionTile x kProjectionTile tile of y, kFmaSpan x kFmaSpan outputs
+/// a thread, kFmaSide apart; the reduction runs in slices of kFmaSlice
+/// staged in shared memory (in f32). Each step of a slice reads kFmaSpan
+/// elements of x and of w from shared memory for kFmaSpan^2 FMAs, where one
+/// output a thread read two for one.
+static constexpr int64_t kFmaSide = 16;
+static constexpr int64_t kFmaSpan = 4;
+static_assert(kFmaSide * kFmaSpan == kProjectionTile);
+static constexpr int64_t kFmaThreads = kFmaSide * kFmaSide;
+/// Reduction elements of a staged slice.
+static constexpr int64_t kFmaSlice = 16;
+
+static void buildFmaProjection(gpu::GPUModuleOp module, StringRef name,
+                               Location loc, Type x, Type w, Type bias,
+                               Type y) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  IndexMath m{b, loc};
+  Type f32 = b.getF32Type();
+  SmallVector<Type> workgroup;
+  if (x)
+    workgroup = {sharedBuffer(ctx, {kProjectionTile, kFmaSlice}, f32),
+                 sharedBuffer(ctx, {kFmaSlice, kProjectionTile}, f32)};
+  ProjectionOperands p = createProjectionKernel(
+      b, module, name, loc, x, w, bias, y, workgroup, kFmaThreads);
+  Value xArg = p.x, wArg = p.w, biasArg = p.bias, yArg = p.y, rows = p.rows,
+        reduction = p.reduction, columns = p.columns;
+  auto mul = [&](Value a, Value c) -> Value {
+    return arith::MulIOp::create(b, loc, a, c);
+  };
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value side = m.constant(kFmaSide);
+  Value tx = arith::RemUIOp::create(b, loc, tid, side);
+  Value ty = arith::DivUIOp::create(b, loc, tid, side);
+  Value firstRow = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                       m.constant(kProjectionTile));
+  Value firstColumn = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+                          m.constant(kProjectionTile));
+  // The thread's outputs: rows firstRow + ty + 16 i, columns
+  // firstColumn + tx + 16 j, so that a warp's shared-memory reads of w are 16
+  // consecutive words and its reads of x two words 16 banks apart.
+  SmallVector<Value> outRows, outColumns;
+  for (int64_t i = 0; i < kFmaSpan; ++i) {
+    outRows.push_back(m.add(firstRow, m.add(ty, m.constant(kFmaSide * i))));
+    outColumns.push_back(
+        m.add(firstColumn, m.add(tx, m.constant(kFmaSide * i))));
+  }
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  SmallVector<Value> acc(kFmaSpan * kFmaSpan, zero);
+  if (x) {
+    Value xTile = p.xSlice, wTile = p.wSlice;
+    auto steps = scf::ForOp::create(b, loc, m.constant(0), reduction,
+                                    m.constant(kFmaSlice), acc);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(steps.getBody());
+    Value first = steps.getInductionVar();
+    // Each thread stages kFmaSpan elements of x and of w, a warp's
+    // consecutive in memory: x [tile rows, slice] by rows of 16, w [slice,
+    // tile columns] by rows of kProjectionTile.
+    Value xColumn = m.add(first, tx);
+    Value tileWide = m.constant(kProjectionTile);
+    Value wRowInTile = arith::DivUIOp::create(b, loc, tid, tileWide);
+    Value wColumnInTile = arith::RemUIOp::create(b, loc, tid, tileWide);
+    Value wColumn = m.add(firstColumn, wColumnInTile);
+    constexpr int64_t wRowsAtOnce = kFmaThreads / kProjectionTile;
+    for (int64_t i = 0; i < kFmaSpan; ++i) {
+      memref::StoreOp::create(
+          b, loc,
+          loadOrZero(b, loc,
+                     m.both(m.slt(outRows[i], rows), m.slt(xColumn, reduction)),
+                     xArg, m.add(mul(outRows[i], reduction), xColumn), zero,
+                     f32),
+          xTile, ValueRange{m.add(ty, m.constant(kFmaSide * i)), tx});
+      Value wRow = m.add(wRowInTile, m.constant(wRowsAtOnce * i));
+      Value wRowAt = m.add(first, wRow);
+      memref::StoreOp::create(
+          b, loc,
+          loadOrZero(b, loc,
+                     m.both(m.slt(wRowAt, reduction), m.slt(wColumn, columns)),
+                     wArg, m.add(mul(wRowAt, columns), wColumn), zero, f32),
+          wTile, ValueRange{wRow, wColumnInTile});
+    }
+    gpu::BarrierOp::create(b, loc);
+    auto dot = scf::ForOp::create(
+        b, loc, m.constant(0), m.constant(kFmaSlice), m.constant(1),
+        steps.getRegionIterArgs(),
+        [&](OpBuilder &lb, Location ll, Value kk, ValueRange sums) {
+          IndexMath lm{lb, ll};
+          SmallVector<Value> xs, ws;
+          for (int64_t i = 0; i < kFmaSpan; ++i) {
+            Value offset = lm.constant(kFmaSide * i);
+            xs.push_back(memref::LoadOp::create(
+                lb, ll, xTile, ValueRange{lm.add(ty, offset), kk}));
+            ws.push_back(memref::LoadOp::create(
+                lb, ll, wTile, ValueRange{kk, lm.add(tx, offset)}));
+          }
+          SmallVector<Value> next;
+          for (int64_t i = 0; i < kFmaSpan; ++i)
+            for (int64_t j = 0; j < kFmaSpan; ++j)
+              next.push_back(math::FmaOp::create(lb, ll, xs[i], ws[j],
+                                                 sums[i * kFmaSpan + j]));
+          scf::YieldOp::create(lb, ll, next);
+        });
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, dot.getResults());
+    acc.assign(steps.getResults().begin(), steps.getResults().end());
+  }
+  for (int64_t i = 0; i < kFmaSpan; ++i)
+    for (int64_t j = 0; j < kFmaSpan; ++j)
+      storeOutput(b, loc, acc[i * kFmaSpan + j], outRows[i], outColumns[j],
+                  biasArg, yArg, rows, columns);
+  gpu::ReturnOp::create(b, loc);
+}
+
+/// A tensor-core projection block: kMmaWarps warps, warp wp computing rows
+/// 16 wp .. 16 wp + 15 of the block's tile of y as kProjectionTile / 8
+/// m16n8k16 accumulators. Slices of kMmaSlice of the reduction, x [tile rows,
+/// kMmaSlice] and w [kMmaSlice, tile columns], are staged in shared memory as
+/// they are, rows padded to an odd number of 16-byte chunks so that ldmatrix
+/// is free of bank conflicts. Each 16 of a slice is one x4 ldmatrix of A, four
+/// x4 ldmatrix.trans of B and eight mma.sync a warp.
+static constexpr int64_t kMmaWarps = kProjectionTile / 16;
+static constexpr int64_t kMmaThreads = kMmaWarps * 32;
+static constexpr int64_t kMmaSlice = 32;
+static constexpr int64_t kMmaPadding = 8; // elements: 16 bytes
+// cp.async moves 8 elements; a slice of x or of w is two such chunks a thread.
+static constexpr int64_t kChunksPerThread =
+    kProjectionTile * kMmaSlice / 8 / kMmaThreads;
+static_assert(kChunksPerThread * kMmaThreads * 8 ==
+              kProjectionTile * kMmaSlice);
+
+static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
+                               Location loc, Type x, Type w, Type bias,
+                               Type y) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  IndexMath m{b, loc};
+  Type f32 = b.getF32Type();
+  // Two slots of each: the cp.async path copies slice s + 1 into one while
+  // the tensor cores read slice s from the other.
+  SmallVector<Type> workgroup = {
+      sharedBuffer(ctx, {2, kProjectionTile, kMmaSlice + kMmaPadding}, x),
+      sharedBuffer(ctx, {2, kMmaSlice, kProjectionTile + kMmaPadding}, x)};
+  ProjectionOperands p = createProjectionKernel(
+      b, module, name, loc, x, w, bias, y, workgroup, kMmaThreads);
+  Value rows = p.rows, reduction = p.reduction, columns = p.columns;
+  auto mul = [&](Value a, int64_t c) -> Value {
+    return arith::MulIOp::create(b, loc, a, m.constant(c));
+  };
+  auto div = [&](Value a, int64_t c) -> Value {
+    return arith::DivUIOp::create(b, loc, a, m.constant(c));
+  };
+  auto rem = [&](Value a, int64_t c) -> Value {
+    return arith::RemUIOp::create(b, loc, a, m.constant(c));
+  };
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value warp = div(tid, 32), lane = rem(tid, 32);
+  Value firstRow =
+      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), kProjectionTile);
+  Value firstColumn =
+      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), kProjectionTile);
+  // x[row, k] and w[k, column] as 1-D offsets, and whether they exist.
+  auto xAt = [&](Value row, Value k) {
+    return std::make_pair(
+        m.add(arith::MulIOp::create(b, loc, row, reduction), k),
+        m.both(m.slt(row, rows), m.slt(k, reduction)));
+  };
+  auto wAt = [&](Value k, Value column) {
+    return std::make_pair(
+        m.add(arith::MulIOp::create(b, loc, k, columns), column),
+        m.both(m.slt(k, reduction), m.slt(column, columns)));
+  };
+
+  // Slice `first` into `slot` by cp.async, one group: 16-byte chunks, a
+  // chunk wholly inside or outside (K and N are multiples of 8 here); one
+  // outside copies nothing and reads zeros.
+  auto copySlice = [&](Value first, Value slot) {
+    auto copy = [&](Value tile, Value tileRow, Value tileColumn, Value source,
+                    std::pair<Value, Value> at) {
+      Value none = m.constant(0);
+      nvgpu::DeviceAsyncCopyOp::create(
+          b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tile,
+          ValueRange{slot, tileRow, tileColumn}, source,
+          ValueRange{
+              arith::SelectOp::create(b, loc, at.second, at.first, none)},
+          b.getIndexAttr(8),
+          arith::SelectOp::create(b, loc, at.second, m.constant(8), none),
+          /*bypassL1=*/b.getUnitAttr());
+    };
+    for (int64_t i = 0; i < kChunksPerThread; ++i) {
+      Value chunk = m.add(tid, m.constant(kMmaThreads * i));
+      Value xRow = div(chunk, kMmaSlice / 8),
+            xColumn = mul(rem(chunk, kMmaSlice / 8), 8);
+      copy(p.xSlice, xRow, xColumn, p.x,
+           xAt(m.add(firstRow, xRow), m.add(first, xColumn)));
+      Value wRow = div(chunk, kProjectionTile / 8),
+            wColumn = mul(rem(chunk, kProjectionTile / 8), 8);
+      copy(p.wSlice, wRow, wColumn, p.w,
+           wAt(m.add(first, wRow), m.add(firstColumn, wColumn)));
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  // Slice `first` into slot 0 element by element (zeros outside).
+  Value zeroElement = arith::ConstantOp::create(b, loc, b.getFloatAttr(x, 0.0));
+  auto stageSlice = [&](Value first) {
+    // A loop, not unrolled here: unrolled, LLVM kept an address per element
+    // live across the reduction loop (234 registers on sm_90).
+    Value slot = m.constant(0);
+    auto elements = scf::ForOp::create(
+        b, loc, m.constant(0), m.constant(kChunksPerThread * 8), m.constant(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(elements.getBody());
+    Value element = m.add(tid, mul(elements.getInductionVar(), kMmaThreads));
+    Value xRow = div(element, kMmaSlice), xColumn = rem(element, kMmaSlice);
+    auto [xOffset, xInside] = xAt(m.add(firstRow, xRow), m.add(first, xColumn));
+    memref::StoreOp::create(
+        b, loc, loadOrZero(b, loc, xInside, p.x, xOffset, zeroElement),
+        p.xSlice, ValueRange{slot, xRow, xColumn});
+    Value wRow = div(element, kProjectionTile),
+          wColumn = rem(element, kProjectionTile);
+    auto [wOffset, wInside] =
+        wAt(m.add(first, wRow), m.add(firstColumn, wColumn));
+    memref::StoreOp::create(
+        b, loc, loadOrZero(b, loc, wInside, p.w, wOffset, zeroElement),
+        p.wSlice, ValueRange{slot, wRow, wColumn});
+  };
+  // acc += the slice in `slot`: A from rows 16 warp + [0, 16) of x's,
+  // matrices (rows | + 8) x (k | + 8); B by ldmatrix.trans of w's rows as
+  // stored, two 8-column fragments per x4 load. ldmatrix addresses: lane l
+  // names row l % 8 of matrix l / 8.
+  auto fragA = VectorType::get({4, 2}, x);
+  Value laneRow = rem(lane, 8), laneMatrix = div(lane, 8);
+  Value matrixHalf = mul(rem(laneMatrix, 2), 8),
+        matrixPair = mul(div(laneMatrix, 2), 8);
+  Value aRow = m.add(mul(warp, 16), m.add(matrixHalf, laneRow)),
+        bRow = m.add(laneRow, matrixHalf);
+  constexpr int64_t outFrags = kProjectionTile / 8;
+  auto multiplySlice = [&](Value slot, ValueRange acc) {
+    SmallVector<Value> next(acc);
+    for (int64_t ks = 0; ks < kMmaSlice / 16; ++ks) {
+      Value a = nvgpu::LdMatrixOp::create(
+          b, loc, fragA, p.xSlice,
+          ValueRange{slot, aRow, m.add(matrixPair, m.constant(16 * ks))},
+          /*transpose=*/false, /*numTiles=*/4);
+      for (int64_t n = 0; n < outFrags; n += 2) {
+        Value both = nvgpu::LdMatrixOp::create(
+            b, loc, fragA, p.wSlice,
+            ValueRange{slot, m.add(bRow, m.constant(16 * ks)),
+                       m.add(matrixPair, m.constant(8 * n))},
+            /*transpose=*/true, /*numTiles=*/4);
+        next[n] = mmaSync(b, loc, a, fragmentPair(b, loc, both, 0), next[n]);
+        next[n + 1] =
+            mmaSync(b, loc, a, fragmentPair(b, loc, both, 1), next[n + 1]);
+      }
+    }
+    return next;
+  };
+
+  // Where K and N are multiples of 8 and x and w are 16-byte aligned, the
+  // slices arrive by cp.async, double-buffered; otherwise element by
+  // element into one slot. Two loops, so that neither carries the other's
+  // addresses.
+  auto fragC = VectorType::get({2, 2}, f32);
+  SmallVector<Value> zeros(
+      outFrags,
+      arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(fragC, b.getF32FloatAttr(0.0f))));
+  auto multipleOf8 = [&](Value v) { return m.eq(rem(v, 8), m.constant(0)); };
+  auto aligned16 = [&](Value memref) {
+    return m.eq(
+        rem(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref), 16),
+        m.constant(0));
+  };
+  Value aligned = m.both(m.both(multipleOf8(reduction), multipleOf8(columns)),
+                         m.both(aligned16(p.x), aligned16(p.w)));
+  Value step = m.constant(kMmaSlice);
+  auto paths = scf::IfOp::create(b, loc, SmallVector<Type>(outFrags, fragC),
+                                 aligned, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&paths.getThenRegion().front());
+    copySlice(m.constant(0), m.constant(0));
+    SmallVector<Value> initial(zeros);
+    initial.push_back(m.constant(0));
+    auto loop =
+        scf::ForOp::create(b, loc, m.constant(0), reduction, step, initial);
+    b.setInsertionPointToStart(loop.getBody());
+    ValueRange state = loop.getRegionIterArgs();
+    Value slot = state.back(), other = m.sub(m.constant(1), slot);
+    // The next slice (zeros past K) goes to the other slot while this one
+    // lands and is multiplied.
+    copySlice(m.add(loop.getInductionVar(), step), other);
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> next = multiplySlice(slot, state.drop_back());
+    gpu::BarrierOp::create(b, loc);
+    next.push_back(other);
+    scf::YieldOp::create(b, loc, next);
+    b.setInsertionPointAfter(loop);
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    scf::YieldOp::create(b, loc, loop.getResults().drop_back());
+  }
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&paths.getElseRegion().front());
+    auto loop =
+        scf::ForOp::create(b, loc, m.constant(0), reduction, step, zeros);
+    b.setInsertionPointToStart(loop.getBody());
+    stageSlice(loop.getInductionVar());
+    gpu::BarrierOp::create(b, loc);
+    SmallVector<Value> next =
+        multiplySlice(m.constant(0), loop.getRegionIterArgs());
+    gpu::BarrierOp::create(b, loc);
+    scf::YieldOp::create(b, loc, next);
+    b.setInsertionPointAfter(loop);
+    scf::YieldOp::create(b, loc, loop.getResults());
+  }
+
+  // Accumulator n holds rows g and g + 8 (g = lane / 4) of the warp's rows,
+  // columns 8 n + 2 (lane % 4) + [0, 2).
+  Value rowOfLane = m.add(m.add(firstRow, mul(warp, 16)), div(lane, 4));
+  Value columnOfLane = m.add(firstColumn, mul(rem(lane, 4), 2));
+  for (int64_t n = 0; n < outFrags; ++n)
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t c = 0; c < 2; ++c)
+        storeOutput(b, loc,
+                    vector::ExtractOp::create(b, loc, paths.getResult(n),
+                                              ArrayRef<int64_t>{r, c}),
+                    m.add(rowOfLane, m.constant(8 * r)),
+                    m.add(columnOfLane, m.constant(8 * n + c)), p.bias, p.y,
+                    rows, columns);
+  gpu::ReturnOp::create(b, loc);
+}
+
+int64_t gpu_codegen::buildProjectionKernel(gpu::GPUModuleOp module,
+                                           StringRef name, Location loc, Type x,
+                                           Type w, Type bias, Type y,
+                                           bool tensorCores) {
+  if (tensorCores && x && x == w && (x.isF16() || x.isBF16())) {
+    buildMmaProjection(module, name, loc, x, w, bias, y);
+    return kMmaThreads;
+  }
+  buildFmaProjection(module, name, loc, x, w, bias, y);
+  return kFmaThreads;
+}
