@@ -48,52 +48,54 @@
 // CHECK: memref.store %{{.+}}, %[[Y]]
 // CHECK: gpu.func @mha_project1({{.+}}, %{{.+}}: memref<?xf32>, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index)
 
-// On tensor cores (mma=true), f16 x and w: 4 warps a block, each 16 rows of
-// the block's 64 x 64 tile of y. Where K and N are multiples of 8 and x and
-// w aligned, slices of 32 of the reduction arrive by cp.async (16-byte
-// chunks, two of x and two of w a thread), double-buffered: slice s + 1 is
-// copied into the other slot while slice s is multiplied; otherwise element
-// by element into slot 0, in a second loop. Rows are padded to 40 and 72
-// elements; each 16 of a slice is one ldmatrix of A and four ldmatrix.trans
-// of B for eight mma.sync a warp; then the 32 outputs of a lane, the bias
-// added, stored as y's element type.
+// On tensor cores (mma=true), f16 x and w: 4 warps a block over a 128 x 64
+// tile of y, each warp 32 rows as two row blocks sharing every B fragment.
+// Where K and N are multiples of 8 and x and w aligned, slices of 32 of the
+// reduction arrive by cp.async (16-byte chunks, four of x and two of w a
+// thread), double-buffered: slice s + 1 is copied into the other slot while
+// slice s is multiplied; otherwise element by element into slot 0, in a
+// second loop. Rows are padded to 40 and 72 elements; each 16 of a slice is
+// two ldmatrix of A and four ldmatrix.trans of B for 16 mma.sync a warp;
+// then the 64 outputs of a lane, the bias added, stored as y's element type.
 // TC-LABEL: func.func @mha
-// TC: gpu.launch_func @mha_kernels::@mha_project0 blocks in (%{{.+}}, %c1, %c1) threads in (%c128, %c1, %c1) {{.+}} {attn.projection = array<i64: 64, 64, 64, 64>}
-// TC: gpu.launch_func @mha_kernels::@mha_project1 {{.+}} threads in (%c128, %c1, %c1) {{.+}} {attn.projection = array<i64: 64, 64, 64, 64>}
-// TC: gpu.func @mha_project0(%[[X:[a-z0-9_]+]]: memref<?xf16>, %[[W:[a-z0-9_]+]]: memref<?xf16>, %[[B:[a-z0-9_]+]]: memref<?xf16>, %[[Y:[a-z0-9_]+]]: memref<?xf16>, %{{.+}}: index, %[[KK:[a-z0-9_]+]]: index, %{{.+}}: index) workgroup(%[[XT:[a-z0-9_]+]] : memref<2x64x40xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[WT:[a-z0-9_]+]] : memref<2x32x72xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// TC: gpu.launch_func @mha_kernels::@mha_project0 blocks in (%{{.+}}, %c1, %c1) threads in (%c128, %c1, %c1) {{.+}} {attn.projection = array<i64: 64, 64, 128, 64>}
+// TC: gpu.launch_func @mha_kernels::@mha_project1 {{.+}} threads in (%c128, %c1, %c1) {{.+}} {attn.projection = array<i64: 64, 64, 128, 64>}
+// TC: gpu.func @mha_project0(%[[X:[a-z0-9_]+]]: memref<?xf16>, %[[W:[a-z0-9_]+]]: memref<?xf16>, %[[B:[a-z0-9_]+]]: memref<?xf16>, %[[Y:[a-z0-9_]+]]: memref<?xf16>, %{{.+}}: index, %[[KK:[a-z0-9_]+]]: index, %{{.+}}: index) workgroup(%[[XT:[a-z0-9_]+]] : memref<2x128x40xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[WT:[a-z0-9_]+]] : memref<2x32x72xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // TC: memref.extract_aligned_pointer_as_index %[[X]]
 // TC: memref.extract_aligned_pointer_as_index %[[W]]
 // TC: scf.if
-// TC-COUNT-2: nvgpu.device_async_copy %[[X]][%{{.+}}], %[[XT]][%c0, %{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// TC-COUNT-4: nvgpu.device_async_copy %[[X]][%{{.+}}], %[[XT]][%c0, %{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// TC-COUNT-2: nvgpu.device_async_copy %[[W]][%{{.+}}], %[[WT]][%c0, %{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
 // TC: nvvm.cp.async.commit.group
 // TC: scf.for %{{.+}} = %c0 to %[[KK]] step %c32 iter_args({{.+}}, %[[SLOT:[a-z0-9_]+]] = %c0)
 // TC: %[[OTHER:.+]] = arith.subi %c1, %[[SLOT]]
-// TC: nvgpu.device_async_copy %[[X]][%{{.+}}], %[[XT]][%[[OTHER]], %{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
-// TC: nvgpu.device_async_copy %[[W]][%{{.+}}], %[[WT]][%[[OTHER]], %{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// TC-COUNT-4: nvgpu.device_async_copy %[[X]][%{{.+}}], %[[XT]][%[[OTHER]], %{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
+// TC-COUNT-2: nvgpu.device_async_copy %[[W]][%{{.+}}], %[[WT]][%[[OTHER]], %{{.+}}, %{{.+}}], 8, %{{.+}} {bypassL1}
 // TC: nvvm.cp.async.commit.group
 // TC-NEXT: nvvm.cp.async.wait.group 1
 // TC-NEXT: gpu.barrier
-// TC: nvgpu.ldmatrix %[[XT]][%[[SLOT]], %{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
-// TC-COUNT-8: nvgpu.mma.sync
-// TC: nvgpu.ldmatrix %[[XT]][%[[SLOT]], %{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
+// TC-COUNT-2: nvgpu.ldmatrix %[[XT]][%[[SLOT]], %{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
 // TC: nvgpu.ldmatrix %[[WT]][%[[SLOT]], %{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = true}
-// TC-COUNT-8: nvgpu.mma.sync
+// TC-COUNT-16: nvgpu.mma.sync
+// TC: nvgpu.ldmatrix %[[XT]][%[[SLOT]], %{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
+// TC-COUNT-16: nvgpu.mma.sync
 // TC-NEXT: gpu.barrier
 // TC-NEXT: scf.yield {{.+}}, %[[OTHER]] :
 // TC: nvvm.cp.async.wait.group 0
 // TC: } else {
 // TC: scf.for %{{.+}} = %c0 to %[[KK]] step %c32
-// TC: scf.for %{{.+}} = %c0 to %c16 step %c1
+// TC: scf.for %{{.+}} = %c0 to %c32 step %c1
 // TC: memref.load %[[X]]
 // TC: memref.store %{{.+}}, %[[XT]][%c0,
+// TC: scf.for %{{.+}} = %c0 to %c16 step %c1
 // TC: memref.load %[[W]]
 // TC: memref.store %{{.+}}, %[[WT]][%c0,
 // TC: gpu.barrier
-// TC-COUNT-16: nvgpu.mma.sync
+// TC-COUNT-32: nvgpu.mma.sync
 // TC-NEXT: gpu.barrier
 // TC: memref.load %[[B]]
 // TC: arith.truncf %{{.+}} : f32 to f16
-// TC-COUNT-32: memref.store %{{.+}}, %[[Y]]
+// TC-COUNT-64: memref.store %{{.+}}, %[[Y]]
 // TC-NOT: memref.store
 // TC: gpu.return
 // TC: gpu.func @mha_project1({{.+}}, %{{.+}}: memref<?xf32>, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index) workgroup

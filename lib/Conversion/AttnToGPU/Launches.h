@@ -29,19 +29,22 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// 99 KiB, sm_80 163 and sm_90 227.
 constexpr int64_t kDynamicSharedBytes = 99 * 1024;
 
-/// Rows and columns of y each block of a projection kernel computes.
-constexpr int64_t kProjectionTile = 64;
+/// A projection kernel's block: its threads and the rows and columns of y it
+/// computes.
+struct ProjectionBlock {
+  int64_t threads, rows, columns;
+};
 
 /// Adds to `module` the gpu.func `name` computing y [M, N] = x [M, K]
-/// w [K, N] (+ bias [N]) in f32, stored as y's element type, in blocks of
-/// kProjectionTile x kProjectionTile of y (ProjectionKernel.cpp). Its
-/// arguments: [x], [w], [bias], y as 1-D memrefs (x and w exactly when `x`
-/// is set; null types are absent operands), then M, K and N. Without x and
-/// w it writes the bias to every row of y. With `tensorCores`, x and w both
-/// f16 or both bf16 multiply on mma.sync. Returns the threads of a block.
-int64_t buildProjectionKernel(gpu::GPUModuleOp module, StringRef name,
-                              Location loc, Type x, Type w, Type bias, Type y,
-                              bool tensorCores);
+/// w [K, N] (+ bias [N]) in f32, stored as y's element type, a tile of y a
+/// block (ProjectionKernel.cpp). Its arguments: [x], [w], [bias], y as 1-D
+/// memrefs (x and w exactly when `x` is set; null types are absent
+/// operands), then M, K and N. Without x and w it writes the bias to every
+/// row of y. With `tensorCores`, x and w both f16 or both bf16 multiply on
+/// mma.sync.
+ProjectionBlock buildProjectionKernel(gpu::GPUModuleOp module, StringRef name,
+                                      Location loc, Type x, Type w, Type bias,
+                                      Type y, bool tensorCores);
 
 /// A kernel a host function launches, in blocks of `threads`, checking K
 /// and V are aligned to `kvAlignment` bytes, with `dynamicShared` bytes of

@@ -156,18 +156,18 @@ LogicalResult gpu_codegen::convertProjectedAttentionToGPU(
   // y = x w (+ bias) on the rows of y: one projection kernel per set of
   // element types.
   llvm::SmallDenseMap<std::tuple<Type, Type, Type, Type>,
-                      std::pair<std::string, int64_t>>
-      named; // the kernel's name and threads
+                      std::pair<std::string, ProjectionBlock>>
+      named; // the kernel's name and block
   auto project = [&](Value x, Value w, Value bias, Value y) {
     auto elementOf = [](Value v) {
       return v ? getElementTypeOrSelf(v.getType()) : Type();
     };
     std::tuple<Type, Type, Type, Type> types = {elementOf(x), elementOf(w),
                                                 elementOf(bias), elementOf(y)};
-    auto &[kernelName, threads] = named[types];
+    auto &[kernelName, block] = named[types];
     if (kernelName.empty()) {
       kernelName = name + "_project" + std::to_string(named.size() - 1);
-      threads = buildProjectionKernel(
+      block = buildProjectionKernel(
           kernels, kernelName, loc, std::get<0>(types), std::get<1>(types),
           std::get<2>(types), std::get<3>(types), options.mma);
     }
@@ -185,19 +185,20 @@ LogicalResult gpu_codegen::convertProjectedAttentionToGPU(
       if (buffer)
         args.push_back(flattenForKernel(b, loc, buffer));
     args.append({rows, m.constant(reduction), m.constant(columns)});
-    Value tile = m.constant(kProjectionTile);
     auto launch = gpu::LaunchFuncOp::create(
         b, loc,
         SymbolRefAttr::get(b.getStringAttr(kernels.getName()),
                            {FlatSymbolRefAttr::get(ctx, kernelName)}),
-        gpu::KernelDim3{arith::CeilDivUIOp::create(b, loc, rows, tile),
-                        m.constant(llvm::divideCeil(columns, kProjectionTile)),
+        gpu::KernelDim3{
+            arith::CeilDivUIOp::create(b, loc, rows, m.constant(block.rows)),
+            m.constant(llvm::divideCeil(columns, block.columns)),
+            m.constant(1)},
+        gpu::KernelDim3{m.constant(block.threads), m.constant(1),
                         m.constant(1)},
-        gpu::KernelDim3{m.constant(threads), m.constant(1), m.constant(1)},
         /*dynamicSharedMemorySize=*/Value(), args);
     launch->setAttr("attn.projection",
-                    b.getDenseI64ArrayAttr({reduction, columns, kProjectionTile,
-                                            kProjectionTile}));
+                    b.getDenseI64ArrayAttr(
+                        {reduction, columns, block.rows, block.columns}));
   };
 
   // Scratch buffers for the attention operands the projections make, in

@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // y = x w (+ bias), the projections of multi-head and additive attention on
-// the GPU (see ProjectedAttention.cpp): on tensor cores for f16 and bf16,
-// else on FMAs, each block a 64 x 64 tile of y through slices of x and w
-// staged in shared memory.
+// the GPU (see ProjectedAttention.cpp): on tensor cores for f16 and bf16
+// (128 x 64 tiles of y a block), else on FMAs (64 x 64), through slices of
+// x and w staged in shared memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,14 +117,15 @@ static void storeOutput(OpBuilder &b, Location loc, Value value, Value row,
 }
 
 /// An FMA projection block of kFmaSide x kFmaSide threads computes its
-/// kProjectionTile x kProjectionTile tile of y, kFmaSpan x kFmaSpan outputs
+/// kFmaTile x kFmaTile tile of y, kFmaSpan x kFmaSpan outputs
 /// a thread, kFmaSide apart; the reduction runs in slices of kFmaSlice
 /// staged in shared memory (in f32). Each step of a slice reads kFmaSpan
 /// elements of x and of w from shared memory for kFmaSpan^2 FMAs, where one
 /// output a thread read two for one.
+static constexpr int64_t kFmaTile = 64;
 static constexpr int64_t kFmaSide = 16;
 static constexpr int64_t kFmaSpan = 4;
-static_assert(kFmaSide * kFmaSpan == kProjectionTile);
+static_assert(kFmaSide * kFmaSpan == kFmaTile);
 static constexpr int64_t kFmaThreads = kFmaSide * kFmaSide;
 /// Reduction elements of a staged slice.
 static constexpr int64_t kFmaSlice = 16;
@@ -138,8 +139,8 @@ static void buildFmaProjection(gpu::GPUModuleOp module, StringRef name,
   Type f32 = b.getF32Type();
   SmallVector<Type> workgroup;
   if (x)
-    workgroup = {sharedBuffer(ctx, {kProjectionTile, kFmaSlice}, f32),
-                 sharedBuffer(ctx, {kFmaSlice, kProjectionTile}, f32)};
+    workgroup = {sharedBuffer(ctx, {kFmaTile, kFmaSlice}, f32),
+                 sharedBuffer(ctx, {kFmaSlice, kFmaTile}, f32)};
   ProjectionOperands p = createProjectionKernel(
       b, module, name, loc, x, w, bias, y, workgroup, kFmaThreads);
   Value xArg = p.x, wArg = p.w, biasArg = p.bias, yArg = p.y, rows = p.rows,
@@ -152,9 +153,9 @@ static void buildFmaProjection(gpu::GPUModuleOp module, StringRef name,
   Value tx = arith::RemUIOp::create(b, loc, tid, side);
   Value ty = arith::DivUIOp::create(b, loc, tid, side);
   Value firstRow = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                       m.constant(kProjectionTile));
+                       m.constant(kFmaTile));
   Value firstColumn = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
-                          m.constant(kProjectionTile));
+                          m.constant(kFmaTile));
   // The thread's outputs: rows firstRow + ty + 16 i, columns
   // firstColumn + tx + 16 j, so that a warp's shared-memory reads of w are 16
   // consecutive words and its reads of x two words 16 banks apart.
@@ -175,13 +176,13 @@ static void buildFmaProjection(gpu::GPUModuleOp module, StringRef name,
     Value first = steps.getInductionVar();
     // Each thread stages kFmaSpan elements of x and of w, a warp's
     // consecutive in memory: x [tile rows, slice] by rows of 16, w [slice,
-    // tile columns] by rows of kProjectionTile.
+    // tile columns] by rows of kFmaTile.
     Value xColumn = m.add(first, tx);
-    Value tileWide = m.constant(kProjectionTile);
+    Value tileWide = m.constant(kFmaTile);
     Value wRowInTile = arith::DivUIOp::create(b, loc, tid, tileWide);
     Value wColumnInTile = arith::RemUIOp::create(b, loc, tid, tileWide);
     Value wColumn = m.add(firstColumn, wColumnInTile);
-    constexpr int64_t wRowsAtOnce = kFmaThreads / kProjectionTile;
+    constexpr int64_t wRowsAtOnce = kFmaThreads / kFmaTile;
     for (int64_t i = 0; i < kFmaSpan; ++i) {
       memref::StoreOp::create(
           b, loc,
@@ -231,22 +232,28 @@ static void buildFmaProjection(gpu::GPUModuleOp module, StringRef name,
   gpu::ReturnOp::create(b, loc);
 }
 
-/// A tensor-core projection block: kMmaWarps warps, warp wp computing rows
-/// 16 wp .. 16 wp + 15 of the block's tile of y as kProjectionTile / 8
-/// m16n8k16 accumulators. Slices of kMmaSlice of the reduction, x [tile rows,
-/// kMmaSlice] and w [kMmaSlice, tile columns], are staged in shared memory as
-/// they are, rows padded to an odd number of 16-byte chunks so that ldmatrix
-/// is free of bank conflicts. Each 16 of a slice is one x4 ldmatrix of A, four
-/// x4 ldmatrix.trans of B and eight mma.sync a warp.
-static constexpr int64_t kMmaWarps = kProjectionTile / 16;
+/// A tensor-core projection block: kMmaWarps warps over a kMmaRows x
+/// kMmaColumns tile of y, warp wp computing rows kMmaWarpRows wp + [0,
+/// kMmaWarpRows) as two row blocks of kMmaColumns / 8 m16n8k16
+/// accumulators (so each B fragment serves two mma.sync, as in
+/// FlashAttention-2's warps of 32 rows). Slices of kMmaSlice of the
+/// reduction, x [kMmaRows, kMmaSlice] and w [kMmaSlice, kMmaColumns], are
+/// staged in shared memory as they are, rows padded to an odd number of
+/// 16-byte chunks so that ldmatrix is free of bank conflicts. Each 16 of a
+/// slice is two x4 ldmatrix of A, four x4 ldmatrix.trans of B and 16
+/// mma.sync a warp.
+static constexpr int64_t kMmaWarps = 4;
+static constexpr int64_t kMmaWarpRows = 32;
+static constexpr int64_t kMmaRows = kMmaWarps * kMmaWarpRows;
+static constexpr int64_t kMmaColumns = 64;
 static constexpr int64_t kMmaThreads = kMmaWarps * 32;
 static constexpr int64_t kMmaSlice = 32;
 static constexpr int64_t kMmaPadding = 8; // elements: 16 bytes
-// cp.async moves 8 elements; a slice of x or of w is two such chunks a thread.
-static constexpr int64_t kChunksPerThread =
-    kProjectionTile * kMmaSlice / 8 / kMmaThreads;
-static_assert(kChunksPerThread * kMmaThreads * 8 ==
-              kProjectionTile * kMmaSlice);
+// cp.async moves 8 elements: chunks of a slice of x and of w a thread.
+static constexpr int64_t kXChunks = kMmaRows * kMmaSlice / 8 / kMmaThreads;
+static constexpr int64_t kWChunks = kMmaSlice * kMmaColumns / 8 / kMmaThreads;
+static_assert(kXChunks * kMmaThreads * 8 == kMmaRows * kMmaSlice &&
+              kWChunks * kMmaThreads * 8 == kMmaSlice * kMmaColumns);
 
 static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
                                Location loc, Type x, Type w, Type bias,
@@ -258,8 +265,8 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
   // Two slots of each: the cp.async path copies slice s + 1 into one while
   // the tensor cores read slice s from the other.
   SmallVector<Type> workgroup = {
-      sharedBuffer(ctx, {2, kProjectionTile, kMmaSlice + kMmaPadding}, x),
-      sharedBuffer(ctx, {2, kMmaSlice, kProjectionTile + kMmaPadding}, x)};
+      sharedBuffer(ctx, {2, kMmaRows, kMmaSlice + kMmaPadding}, x),
+      sharedBuffer(ctx, {2, kMmaSlice, kMmaColumns + kMmaPadding}, x)};
   ProjectionOperands p = createProjectionKernel(
       b, module, name, loc, x, w, bias, y, workgroup, kMmaThreads);
   Value rows = p.rows, reduction = p.reduction, columns = p.columns;
@@ -275,9 +282,9 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value warp = div(tid, 32), lane = rem(tid, 32);
   Value firstRow =
-      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), kProjectionTile);
+      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), kMmaRows);
   Value firstColumn =
-      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), kProjectionTile);
+      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), kMmaColumns);
   // x[row, k] and w[k, column] as 1-D offsets, and whether they exist.
   auto xAt = [&](Value row, Value k) {
     return std::make_pair(
@@ -306,14 +313,23 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
           arith::SelectOp::create(b, loc, at.second, m.constant(8), none),
           /*bypassL1=*/b.getUnitAttr());
     };
-    for (int64_t i = 0; i < kChunksPerThread; ++i) {
+    // x's rows are 5 chunks apart: 8 lanes (one phase of 16-byte stores)
+    // writing the 4 chunks of rows r and r + 4 hit 8 distinct bank groups,
+    // where rows r and r + 1 would share one.
+    static_assert(kMmaSlice / 8 == 4 && kMmaSlice + kMmaPadding == 40);
+    for (int64_t i = 0; i < kXChunks; ++i) {
       Value chunk = m.add(tid, m.constant(kMmaThreads * i));
-      Value xRow = div(chunk, kMmaSlice / 8),
-            xColumn = mul(rem(chunk, kMmaSlice / 8), 8);
+      Value group = div(chunk, 8), lanePhase = rem(chunk, 8);
+      Value xRow = m.add(m.add(mul(div(group, 4), 8), rem(group, 4)),
+                         mul(div(lanePhase, 4), 4)),
+            xColumn = mul(rem(lanePhase, 4), 8);
       copy(p.xSlice, xRow, xColumn, p.x,
            xAt(m.add(firstRow, xRow), m.add(first, xColumn)));
-      Value wRow = div(chunk, kProjectionTile / 8),
-            wColumn = mul(rem(chunk, kProjectionTile / 8), 8);
+    }
+    for (int64_t i = 0; i < kWChunks; ++i) {
+      Value chunk = m.add(tid, m.constant(kMmaThreads * i));
+      Value wRow = div(chunk, kMmaColumns / 8),
+            wColumn = mul(rem(chunk, kMmaColumns / 8), 8);
       copy(p.wSlice, wRow, wColumn, p.w,
            wAt(m.add(first, wRow), m.add(firstColumn, wColumn)));
     }
@@ -322,26 +338,31 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
   // Slice `first` into slot 0 element by element (zeros outside).
   Value zeroElement = arith::ConstantOp::create(b, loc, b.getFloatAttr(x, 0.0));
   auto stageSlice = [&](Value first) {
-    // A loop, not unrolled here: unrolled, LLVM kept an address per element
+    // Loops, not unrolled here: unrolled, LLVM kept an address per element
     // live across the reduction loop (234 registers on sm_90).
     Value slot = m.constant(0);
-    auto elements = scf::ForOp::create(
-        b, loc, m.constant(0), m.constant(kChunksPerThread * 8), m.constant(1));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(elements.getBody());
-    Value element = m.add(tid, mul(elements.getInductionVar(), kMmaThreads));
-    Value xRow = div(element, kMmaSlice), xColumn = rem(element, kMmaSlice);
-    auto [xOffset, xInside] = xAt(m.add(firstRow, xRow), m.add(first, xColumn));
-    memref::StoreOp::create(
-        b, loc, loadOrZero(b, loc, xInside, p.x, xOffset, zeroElement),
-        p.xSlice, ValueRange{slot, xRow, xColumn});
-    Value wRow = div(element, kProjectionTile),
-          wColumn = rem(element, kProjectionTile);
-    auto [wOffset, wInside] =
-        wAt(m.add(first, wRow), m.add(firstColumn, wColumn));
-    memref::StoreOp::create(
-        b, loc, loadOrZero(b, loc, wInside, p.w, wOffset, zeroElement),
-        p.wSlice, ValueRange{slot, wRow, wColumn});
+    auto stage = [&](Value tile, Value source, int64_t tileColumns,
+                     int64_t elements, auto at) {
+      auto loop =
+          scf::ForOp::create(b, loc, m.constant(0),
+                             m.constant(elements / kMmaThreads), m.constant(1));
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value element = m.add(tid, mul(loop.getInductionVar(), kMmaThreads));
+      Value row = div(element, tileColumns), column = rem(element, tileColumns);
+      auto [offset, inside] = at(row, column);
+      memref::StoreOp::create(
+          b, loc, loadOrZero(b, loc, inside, source, offset, zeroElement), tile,
+          ValueRange{slot, row, column});
+    };
+    stage(p.xSlice, p.x, kMmaSlice, kMmaRows * kMmaSlice,
+          [&](Value row, Value column) {
+            return xAt(m.add(firstRow, row), m.add(first, column));
+          });
+    stage(p.wSlice, p.w, kMmaColumns, kMmaSlice * kMmaColumns,
+          [&](Value row, Value column) {
+            return wAt(m.add(first, row), m.add(firstColumn, column));
+          });
   };
   // acc += the slice in `slot`: A from rows 16 warp + [0, 16) of x's,
   // matrices (rows | + 8) x (k | + 8); B by ldmatrix.trans of w's rows as
@@ -351,25 +372,33 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
   Value laneRow = rem(lane, 8), laneMatrix = div(lane, 8);
   Value matrixHalf = mul(rem(laneMatrix, 2), 8),
         matrixPair = mul(div(laneMatrix, 2), 8);
-  Value aRow = m.add(mul(warp, 16), m.add(matrixHalf, laneRow)),
+  Value aRow = m.add(mul(warp, kMmaWarpRows), m.add(matrixHalf, laneRow)),
         bRow = m.add(laneRow, matrixHalf);
-  constexpr int64_t outFrags = kProjectionTile / 8;
+  constexpr int64_t rowBlocks = kMmaWarpRows / 16, outFrags = kMmaColumns / 8;
+  constexpr int64_t accumulators = rowBlocks * outFrags; // [rb][n]
   auto multiplySlice = [&](Value slot, ValueRange acc) {
     SmallVector<Value> next(acc);
     for (int64_t ks = 0; ks < kMmaSlice / 16; ++ks) {
-      Value a = nvgpu::LdMatrixOp::create(
-          b, loc, fragA, p.xSlice,
-          ValueRange{slot, aRow, m.add(matrixPair, m.constant(16 * ks))},
-          /*transpose=*/false, /*numTiles=*/4);
+      SmallVector<Value, 2> a;
+      for (int64_t rb = 0; rb < rowBlocks; ++rb)
+        a.push_back(nvgpu::LdMatrixOp::create(
+            b, loc, fragA, p.xSlice,
+            ValueRange{slot, m.add(aRow, m.constant(16 * rb)),
+                       m.add(matrixPair, m.constant(16 * ks))},
+            /*transpose=*/false, /*numTiles=*/4));
       for (int64_t n = 0; n < outFrags; n += 2) {
         Value both = nvgpu::LdMatrixOp::create(
             b, loc, fragA, p.wSlice,
             ValueRange{slot, m.add(bRow, m.constant(16 * ks)),
                        m.add(matrixPair, m.constant(8 * n))},
             /*transpose=*/true, /*numTiles=*/4);
-        next[n] = mmaSync(b, loc, a, fragmentPair(b, loc, both, 0), next[n]);
-        next[n + 1] =
-            mmaSync(b, loc, a, fragmentPair(b, loc, both, 1), next[n + 1]);
+        for (int64_t half = 0; half < 2; ++half) {
+          Value frag = fragmentPair(b, loc, both, half);
+          for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+            Value &out = next[rb * outFrags + n + half];
+            out = mmaSync(b, loc, a[rb], frag, out);
+          }
+        }
       }
     }
     return next;
@@ -381,7 +410,7 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
   // addresses.
   auto fragC = VectorType::get({2, 2}, f32);
   SmallVector<Value> zeros(
-      outFrags,
+      accumulators,
       arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(fragC, b.getF32FloatAttr(0.0f))));
   auto multipleOf8 = [&](Value v) { return m.eq(rem(v, 8), m.constant(0)); };
@@ -393,7 +422,7 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
   Value aligned = m.both(m.both(multipleOf8(reduction), multipleOf8(columns)),
                          m.both(aligned16(p.x), aligned16(p.w)));
   Value step = m.constant(kMmaSlice);
-  auto paths = scf::IfOp::create(b, loc, SmallVector<Type>(outFrags, fragC),
+  auto paths = scf::IfOp::create(b, loc, SmallVector<Type>(accumulators, fragC),
                                  aligned, /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -435,30 +464,33 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
     scf::YieldOp::create(b, loc, loop.getResults());
   }
 
-  // Accumulator n holds rows g and g + 8 (g = lane / 4) of the warp's rows,
-  // columns 8 n + 2 (lane % 4) + [0, 2).
-  Value rowOfLane = m.add(m.add(firstRow, mul(warp, 16)), div(lane, 4));
+  // Accumulator [rb][n] holds rows 16 rb + g and 16 rb + g + 8 (g = lane /
+  // 4) of the warp's rows, columns 8 n + 2 (lane % 4) + [0, 2).
+  Value rowOfLane =
+      m.add(m.add(firstRow, mul(warp, kMmaWarpRows)), div(lane, 4));
   Value columnOfLane = m.add(firstColumn, mul(rem(lane, 4), 2));
-  for (int64_t n = 0; n < outFrags; ++n)
-    for (int64_t r = 0; r < 2; ++r)
-      for (int64_t c = 0; c < 2; ++c)
-        storeOutput(b, loc,
-                    vector::ExtractOp::create(b, loc, paths.getResult(n),
-                                              ArrayRef<int64_t>{r, c}),
-                    m.add(rowOfLane, m.constant(8 * r)),
-                    m.add(columnOfLane, m.constant(8 * n + c)), p.bias, p.y,
-                    rows, columns);
+  for (int64_t rb = 0; rb < rowBlocks; ++rb)
+    for (int64_t n = 0; n < outFrags; ++n)
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t c = 0; c < 2; ++c)
+          storeOutput(b, loc,
+                      vector::ExtractOp::create(
+                          b, loc, paths.getResult(rb * outFrags + n),
+                          ArrayRef<int64_t>{r, c}),
+                      m.add(rowOfLane, m.constant(16 * rb + 8 * r)),
+                      m.add(columnOfLane, m.constant(8 * n + c)), p.bias, p.y,
+                      rows, columns);
   gpu::ReturnOp::create(b, loc);
 }
 
-int64_t gpu_codegen::buildProjectionKernel(gpu::GPUModuleOp module,
-                                           StringRef name, Location loc, Type x,
-                                           Type w, Type bias, Type y,
-                                           bool tensorCores) {
+ProjectionBlock gpu_codegen::buildProjectionKernel(gpu::GPUModuleOp module,
+                                                   StringRef name, Location loc,
+                                                   Type x, Type w, Type bias,
+                                                   Type y, bool tensorCores) {
   if (tensorCores && x && x == w && (x.isF16() || x.isBF16())) {
     buildMmaProjection(module, name, loc, x, w, bias, y);
-    return kMmaThreads;
+    return {kMmaThreads, kMmaRows, kMmaColumns};
   }
   buildFmaProjection(module, name, loc, x, w, bias, y);
-  return kFmaThreads;
+  return {kFmaThreads, kFmaTile, kFmaTile};
 }
