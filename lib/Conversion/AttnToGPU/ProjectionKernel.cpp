@@ -364,9 +364,10 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
             return wAt(m.add(first, row), m.add(firstColumn, column));
           });
   };
-  // acc += the slice in `slot`: A from rows 16 warp + [0, 16) of x's,
-  // matrices (rows | + 8) x (k | + 8); B by ldmatrix.trans of w's rows as
-  // stored, two 8-column fragments per x4 load. ldmatrix addresses: lane l
+  // acc[rb][n] += the slice in `slot`: A of row block rb from rows
+  // kMmaWarpRows warp + 16 rb + [0, 16) of x's, matrices (rows | + 8) x (k |
+  // + 8); B by ldmatrix.trans of w's rows as stored, two 8-column fragments
+  // per x4 load, each used by both row blocks. ldmatrix addresses: lane l
   // names row l % 8 of matrix l / 8.
   auto fragA = VectorType::get({4, 2}, x);
   Value laneRow = rem(lane, 8), laneMatrix = div(lane, 8);
