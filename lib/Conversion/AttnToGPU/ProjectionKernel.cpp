@@ -49,6 +49,16 @@ static MemRefType sharedBuffer(MLIRContext *ctx, ArrayRef<int64_t> shape,
                              ctx, gpu::GPUDialect::getWorkgroupAddressSpace()));
 }
 
+/// Element [row, column] of a row-major [rows, columns] matrix: its 1-D
+/// offset, and whether it exists.
+static std::pair<Value, Value> elementAt(OpBuilder &b, Location loc, Value row,
+                                         Value column, Value rows,
+                                         Value columns) {
+  IndexMath m{b, loc};
+  return {m.add(arith::MulIOp::create(b, loc, row, columns), column),
+          m.both(m.slt(row, rows), m.slt(column, columns))};
+}
+
 namespace {
 /// A projection kernel's operands and shared-memory slices (null where
 /// absent).
@@ -100,10 +110,8 @@ createProjectionKernel(OpBuilder &b, gpu::GPUModuleOp module, StringRef name,
 static void storeOutput(OpBuilder &b, Location loc, Value value, Value row,
                         Value column, Value bias, Value y, Value rows,
                         Value columns) {
-  IndexMath m{b, loc};
-  auto store = scf::IfOp::create(
-      b, loc, m.both(m.slt(row, rows), m.slt(column, columns)),
-      /*withElseRegion=*/false);
+  auto [offset, inside] = elementAt(b, loc, row, column, rows, columns);
+  auto store = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&store.getThenRegion().front());
   if (bias)
@@ -113,7 +121,7 @@ static void storeOutput(OpBuilder &b, Location loc, Value value, Value row,
                      value.getType()));
   memref::StoreOp::create(
       b, loc, convertFloat(b, loc, value, getElementTypeOrSelf(y.getType())), y,
-      m.add(arith::MulIOp::create(b, loc, row, columns), column));
+      offset);
 }
 
 /// An FMA projection block of kFmaSide x kFmaSide threads computes its
@@ -184,21 +192,17 @@ static void buildFmaProjection(gpu::GPUModuleOp module, StringRef name,
     Value wColumn = m.add(firstColumn, wColumnInTile);
     constexpr int64_t wRowsAtOnce = kFmaThreads / kFmaTile;
     for (int64_t i = 0; i < kFmaSpan; ++i) {
+      auto [xOffset, xInside] =
+          elementAt(b, loc, outRows[i], xColumn, rows, reduction);
       memref::StoreOp::create(
-          b, loc,
-          loadOrZero(b, loc,
-                     m.both(m.slt(outRows[i], rows), m.slt(xColumn, reduction)),
-                     xArg, m.add(mul(outRows[i], reduction), xColumn), zero,
-                     f32),
-          xTile, ValueRange{m.add(ty, m.constant(kFmaSide * i)), tx});
+          b, loc, loadOrZero(b, loc, xInside, xArg, xOffset, zero, f32), xTile,
+          ValueRange{m.add(ty, m.constant(kFmaSide * i)), tx});
       Value wRow = m.add(wRowInTile, m.constant(wRowsAtOnce * i));
-      Value wRowAt = m.add(first, wRow);
+      auto [wOffset, wInside] =
+          elementAt(b, loc, m.add(first, wRow), wColumn, reduction, columns);
       memref::StoreOp::create(
-          b, loc,
-          loadOrZero(b, loc,
-                     m.both(m.slt(wRowAt, reduction), m.slt(wColumn, columns)),
-                     wArg, m.add(mul(wRowAt, columns), wColumn), zero, f32),
-          wTile, ValueRange{wRow, wColumnInTile});
+          b, loc, loadOrZero(b, loc, wInside, wArg, wOffset, zero, f32), wTile,
+          ValueRange{wRow, wColumnInTile});
     }
     gpu::BarrierOp::create(b, loc);
     auto dot = scf::ForOp::create(
@@ -287,14 +291,10 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
       mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), kMmaColumns);
   // x[row, k] and w[k, column] as 1-D offsets, and whether they exist.
   auto xAt = [&](Value row, Value k) {
-    return std::make_pair(
-        m.add(arith::MulIOp::create(b, loc, row, reduction), k),
-        m.both(m.slt(row, rows), m.slt(k, reduction)));
+    return elementAt(b, loc, row, k, rows, reduction);
   };
   auto wAt = [&](Value k, Value column) {
-    return std::make_pair(
-        m.add(arith::MulIOp::create(b, loc, k, columns), column),
-        m.both(m.slt(k, reduction), m.slt(column, columns)));
+    return elementAt(b, loc, k, column, reduction, columns);
   };
 
   // Slice `first` into `slot` by cp.async, one group: 16-byte chunks, a
