@@ -18,6 +18,7 @@
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -139,14 +140,21 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
       plan.tileColumns = projection[3];
     } else {
       plan.blockRows = intAttr(launch, "attn.block_rows");
-      plan.kvAlignment = intAttr(launch, "attn.kv_alignment");
       if (launch->hasAttr("attn.kv_splits"))
         plan.kvSplits = intAttr(launch, "attn.kv_splits");
       if (launch->hasAttr("attn.packed_heads"))
         plan.packedHeads = intAttr(launch, "attn.packed_heads");
-      if (plan.blockRows <= 0 || plan.kvAlignment <= 0 || plan.kvSplits <= 0 ||
-          plan.packedHeads <= 0)
+      if (plan.blockRows <= 0 || plan.kvSplits <= 0 || plan.packedHeads <= 0)
         return failure();
+    }
+    if (auto alignments =
+            launch->getAttrOfType<DenseI64ArrayAttr>("attn.alignments")) {
+      if (alignments.size() != plan.buffers.size() ||
+          llvm::any_of(alignments.asArrayRef(),
+                       [](int64_t a) { return !llvm::isPowerOf2_64(a); }))
+        return failure();
+      plan.alignments.assign(alignments.asArrayRef().begin(),
+                             alignments.asArrayRef().end());
     }
     lowered.launches.push_back(std::move(plan));
   }

@@ -15,6 +15,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::attn;
 
@@ -150,24 +152,26 @@ std::string mlir::attn::emitCUDALauncher(const KernelSignature &signature,
     sharedBytes += llvm::formatv("{0}, ", bytes);
   }
 
-  // An attention whose K and V are operands checks their alignment: the
-  // widest any of its kernels (the tensor cores' and the exact one behind
-  // them read the same K and V) copies at once, a power of 2.
-  std::string alignment;
-  const GPULaunch &attention = binary.attention();
-  int64_t kvAlignment = 1;
+  // Each operand's data aligned to the most any launch reads or writes of
+  // it at once (the tensor cores' and the exact kernel behind them read the
+  // same K and V), a power of 2.
+  std::map<int64_t, int64_t> alignments;
   for (const GPULaunch &launch : binary.launches)
-    if (launch.isAttention())
-      kvAlignment = std::max(kvAlignment, launch.kvAlignment);
-  for (size_t b : {1, 2})
-    if (kvAlignment > 1 && !attention.buffers[b].scratch)
+    for (auto [buffer, bytes] : llvm::zip(launch.buffers, launch.alignments))
+      if (!buffer.scratch)
+        alignments[buffer.index] =
+            std::max(alignments[buffer.index], int64_t(bytes));
+  std::string alignment;
+  for (auto [index, bytes] : alignments)
+    if (bytes > 1)
       alignment +=
           llvm::formatv("  if ((uintptr_t)memrefs[{0}].aligned % {1})\n"
                         "    return ATTN_ERR_ALIGNMENT;\n",
-                        attention.buffers[b].index, kvAlignment);
+                        index, bytes);
   if (!alignment.empty())
-    alignment = "  /* The attention copies K and V in chunks this large. */\n" +
-                alignment;
+    alignment =
+        "  /* The kernels read and write these in chunks this large. */\n" +
+        alignment;
 
   // Scratch buffers: their sizes, allocated on the stream.
   size_t numScratch = binary.scratch.size();

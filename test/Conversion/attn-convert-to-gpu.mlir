@@ -40,11 +40,11 @@
 // CHECK: %[[LANE:.+]] = arith.remui %{{.+}}, %[[C4:.+]] : index
 // CHECK: %[[COL0:.+]] = arith.muli %[[LANE]], %[[C4]] : index
 // CHECK: %[[AT0:.+]] = arith.addi %[[QROW:.+]], %[[COL0]] : index
-// CHECK: %[[Q0:.+]] = vector.load %{{.+}}[%[[AT0]]] : memref<?xf16>, vector<4xf16>
+// CHECK: %[[Q0:.+]] = vector.load %{{.+}}[%[[AT0]]] {alignment = 8 : i64} : memref<?xf16>, vector<4xf16>
 // CHECK: %[[CHUNK1:.+]] = arith.addi %[[LANE]], %[[C4]] : index
 // CHECK: %[[COL1:.+]] = arith.muli %[[CHUNK1]], %[[C4]] : index
 // CHECK: %[[AT1:.+]] = arith.addi %[[QROW]], %[[COL1]] : index
-// CHECK: %[[Q1:.+]] = vector.load %{{.+}}[%[[AT1]]] : memref<?xf16>, vector<4xf16>
+// CHECK: %[[Q1:.+]] = vector.load %{{.+}}[%[[AT1]]] {alignment = 8 : i64} : memref<?xf16>, vector<4xf16>
 // CHECK: vector.shuffle %{{.+}}, %{{.+}} [0, 1, 2, 3, 4, 5, 6, 7] : vector<4xf32>, vector<4xf32>
 // CHECK: %[[QX:.+]] = vector.shuffle %{{.+}}, %{{.+}} [0, 1, {{.*}}, 31] : vector<28xf32>, vector<4xf32>
 // CHECK: %[[QSCALED:.+]] = arith.mulf %[[QX]], %{{.+}} : vector<32xf32>
@@ -142,7 +142,7 @@
 // CHECK: scf.if
 // CHECK: %[[OUT0:.+]] = vector.shuffle %[[RES:.+]], %[[RES]] [0, 1, 2, 3] : vector<32xf16>, vector<32xf16>
 // CHECK: %[[OUTAT:.+]] = arith.addi %{{.+}}, %[[COL0]] : index
-// CHECK: vector.store %[[OUT0]], %{{.+}}[%[[OUTAT]]] : memref<?xf16>, vector<4xf16>
+// CHECK: vector.store %[[OUT0]], %{{.+}}[%[[OUTAT]]] {alignment = 8 : i64} : memref<?xf16>, vector<4xf16>
 // CHECK: vector.shuffle %[[RES]], %[[RES]] [4, 5, 6, 7] : vector<32xf16>, vector<32xf16>
 // 64-key tiles of D + Dv = 256 floats would take 64 KiB: cut to the 48 keys
 // that fit in 48 KiB of static shared memory.
@@ -169,8 +169,8 @@
 // ROWS128-DAG: %[[C256:.+]] = arith.constant 256 : index
 // ROWS128-DAG: %[[C512:.+]] = arith.constant 512 : index
 // ROWS128: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C128]] : index
-// ROWS128: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C256]], {{.*}}) {{.*}} {attn.block_rows = 128 : i64, attn.kv_alignment = 16 : i64}
-// ROWS128-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C512]], {{.*}}) {{.*}} {attn.block_rows = 128 : i64, attn.kv_alignment = 8 : i64}
+// ROWS128: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C256]], {{.*}}) {{.*}} {attn.alignments = array<i64: 4, 16, 16, 4>, attn.block_rows = 128 : i64}
+// ROWS128-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C512]], {{.*}}) {{.*}} {attn.alignments = array<i64: 8, 16, 16, 8>, attn.block_rows = 128 : i64}
 // ROWS128: gpu.func @causal(
 // ROWS128-SAME: known_block_size = array<i32: 256, 1, 1>
 // ROWS128: gpu.func @causal_exact(
@@ -191,12 +191,12 @@
 // MMA-DAG: %[[C64:.+]] = arith.constant 64 : index
 // MMA-DAG: %[[C128:.+]] = arith.constant 128 : index
 // MMA: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C64]] : index
-// MMA: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C128]], {{.*}}) {{.*}} {attn.block_rows = 64 : i64, attn.kv_alignment = 16 : i64}
+// MMA: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C128]], {{.*}}) {{.*}} {attn.alignments = array<i64: 4, 16, 16, 4>, attn.block_rows = 64 : i64}
 // Under the causal mask the exact FMA kernel follows, over the same blocks.
-// MMA-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%{{.+}}, {{.*}}) {{.*}} {attn.block_rows = 64 : i64, attn.kv_alignment = 8 : i64}
+// MMA-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%{{.+}}, {{.*}}) {{.*}} {attn.alignments = array<i64: 8, 16, 16, 8>, attn.block_rows = 64 : i64}
 // MMA: gpu.func @causal({{.*}}) workgroup(%[[KT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // MMA-SAME: attn.block_rows = 64 : i64, known_block_size = array<i32: 128, 1, 1>
-// MMA-COUNT-32: vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<2xf16>
+// MMA-COUNT-32: vector.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
 // MMA: scf.if
 // MMA-NEXT: %[[TILEEND:.+]] = arith.addi %{{.+}}, %{{.+}} : index
 // MMA-NEXT: %[[WHOLETILE:.+]] = arith.cmpi sle, %[[TILEEND]], %{{.+}} : index
@@ -252,7 +252,7 @@
 // MMA: scf.yield
 // Each row's sum over its 4 lanes, then stored 2 elements at a time.
 // MMA: gpu.shuffle xor
-// MMA: vector.store %{{.+}}, %{{.+}}[%{{.+}}] : memref<?xf16>, vector<2xf16>
+// MMA: vector.store %{{.+}}, %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
 // The exact kernel (64 rows of 4 lanes) first reads V of the tensor cores'
 // 32-key tiles the block sees partly, 8 values at a time (32 x 128 / 8 = 512
 // chunks), and votes; a block that finds no NaN or Inf returns at once.
@@ -260,7 +260,7 @@
 // MMA-SAME: known_block_size = array<i32: 256, 1, 1>
 // MMA: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c32 iter_args(%{{.+}} = %false) -> (i1)
 // MMA: scf.for %{{.+}} = %thread_id_x to %c512 step %c256 iter_args
-// MMA: vector.load %{{.+}}[%{{.+}}] : memref<?xf16>, vector<8xf16>
+// MMA: vector.load %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
 // MMA: vector.reduction <or>, %{{.+}} : vector<8xi1> into i1
 // MMA: %[[VOTES:.+]] = nvvm.barrier #nvvm.reduction<or> %{{.+}} -> i32
 // MMA: %[[REDO:.+]] = arith.cmpi ne, %[[VOTES]]

@@ -5,8 +5,10 @@
 // malformed argument with its code before touching CUDA, and a well-formed
 // call on a machine without a usable driver with FLASH_ERR_NO_DEVICE; it
 // never crashes. The tensor-core kernel (flash_tc) copies K and V 16 bytes
-// at a time, the FMA kernel (flash) 4 elements (8 bytes of f16): data
-// aligned to its element but not to that is refused.
+// at a time, the FMA kernel (flash) 4 elements (8 bytes of f16), and both
+// read Q and write out 4 elements at once (the exact kernel behind the
+// tensor cores' under the causal mask is an FMA kernel): data aligned to
+// its element but not to that is refused.
 
 // RUN: rm -rf %t && mkdir -p %t/stub
 // RUN: attn-compile --target nvptx --mma=false --spec "b=1,hq=4,hkv=2,sq=64,d=32,dtype=f16,mask=causal" --name flash -o %t
@@ -29,6 +31,9 @@
 // CHECK-NEXT: k 4 bytes in, fma: 9
 // CHECK-NEXT: v 2 bytes in, fma: 9
 // CHECK-NEXT: v 8 bytes in, tensor cores: 9
+// CHECK-NEXT: q 4 bytes in, fma: 9
+// CHECK-NEXT: q 8 bytes in, fma: 10
+// CHECK-NEXT: out 4 bytes in, tensor cores: 9
 // CHECK-NEXT: tensor cores, aligned: 10
 // CHECK-NEXT: error string of 99: unknown attn status code
 
@@ -99,6 +104,14 @@ int main(void) {
   bad = v;
   bad.byte_offset = 8;
   report("v 8 bytes in, tensor cores", flash_tc(&q, &k, &bad, &out, NULL));
+  bad = q;
+  bad.byte_offset = 4;
+  report("q 4 bytes in, fma", flash(&bad, &k, &v, &out, NULL));
+  bad.byte_offset = 8;
+  report("q 8 bytes in, fma", flash(&bad, &k, &v, &out, NULL));
+  bad = out;
+  bad.byte_offset = 4;
+  report("out 4 bytes in, tensor cores", flash_tc(&q, &k, &v, &bad, NULL));
   report("tensor cores, aligned", flash_tc(&q, &k, &v, &out, NULL));
   printf("error string of 99: %s\n", flash_error_string(99));
   return 0;

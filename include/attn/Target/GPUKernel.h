@@ -70,9 +70,10 @@ struct GPULaunch {
   int64_t kvSplits = 1;
   /// Query heads per block (GQA packing): `blockRows` query rows of each.
   int64_t packedHeads = 1;
-  /// The alignment in bytes an attention needs of K and V data (16 where
-  /// cp.async copies them).
-  int64_t kvAlignment = 1;
+  /// The alignment in bytes each buffer's data needs (what the kernel
+  /// reads or writes of it at once: 16 of K and V where cp.async copies
+  /// them); empty: none beyond their elements.
+  std::vector<int64_t> alignments;
   int64_t reduction = 0, columns = 0, tileRows = 0, tileColumns = 0;
   bool isAttention() const { return blockRows > 0; }
 };

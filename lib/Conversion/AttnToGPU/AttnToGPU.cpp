@@ -297,6 +297,37 @@ static SmallVector<Type> splitKernelBuffers(AttentionOp op, bool combine) {
   return elements;
 }
 
+/// The bytes the data of each kernel operand of `op` must be aligned to
+/// for a kernel of `of`: K and V to what its copies move at once, Q (and an
+/// additive weight, read as Q is) and out to the chunks it reads and
+/// writes, the rest to their elements. Under a split the f32 scratch of
+/// partial outputs and lse (allocated aligned) takes out's and lse's place.
+static SmallVector<int64_t> operandAlignments(AttentionOp op,
+                                              const KernelShape &of) {
+  auto bytes = [](Value operand, int64_t elements) {
+    return elements *
+           getElementTypeOrSelf(operand.getType()).getIntOrFloatBitWidth() / 8;
+  };
+  SmallVector<Value> operands = kernelOperands(op);
+  SmallVector<int64_t> alignments(operands.size(), 1);
+  alignments[0] = bytes(op.getQuery(), of.queryChunk());
+  alignments[1] = of.kvAlignment(bytes(op.getKey(), 1));
+  alignments[2] = of.kvAlignment(bytes(op.getValue(), 1));
+  size_t out = operands.size() - (op.getLseInit() ? 2 : 1);
+  alignments[out] = bytes(op.getInit(), of.outChunk());
+  if (of.kvSplits > 1) {
+    alignments.resize(out);
+    alignments.append({1, 1});
+  }
+  // (An operand passed twice is one buffer: the launcher checks the most
+  // any of its places needs.)
+  if (Value weight = op.getAdditiveWeight()) {
+    int64_t &slot = alignments[llvm::find(operands, weight) - operands.begin()];
+    slot = std::max(slot, bytes(weight, of.queryChunk()));
+  }
+  return alignments;
+}
+
 /// Blocks a GPU wants at least: two per SM of an H100 (132 SMs), about as
 /// many as fill an A100 (108) twice too.
 static constexpr int64_t kBlocksToFill = 264;
@@ -385,10 +416,7 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
       kernel.setWorkgroupAttributionAttr(
           tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
     KernelBuilder(b, loc, op, of).build(kernel);
-    Type kvElement = getElementTypeOrSelf(op.getKey().getType());
-    return {kernel, of.threads(),
-            of.kvAlignment(kvElement.getIntOrFloatBitWidth() / 8),
-            dynamicShared};
+    return {kernel, of.threads(), operandAlignments(op, of), dynamicShared};
   };
   SmallVector<KernelLaunch> launches = {
       buildKernel(shape, func.getSymName(), gpu::GPUModuleOp())};
@@ -431,7 +459,7 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
       launches.front().kernel->getParentOfType<gpu::GPUModuleOp>(), {},
       combineShape.threads(), splitKernelBuffers(op, /*combine=*/true));
   KernelBuilder(b, loc, op, combineShape).combiningSplits().build(combine);
-  SplitCombine split{{combine, combineShape.threads(), 1},
+  SplitCombine split{{combine, combineShape.threads()},
                      combineShape.blockRows,
                      shape.kvSplits,
                      shape.valueDim,

@@ -215,8 +215,13 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   b.setInsertionPointToStart(&store.getThenRegion().front());
   Value outAt = atSplit(rowOffset(batch, rowHead, i, heads, sq, shape.valueDim),
                         shape.valueDim);
+  // Chunks of outChunk() elements, an alignment the launcher checks.
+  int64_t chunkBytes =
+      shape.outChunk() * outElement.getIntOrFloatBitWidth() / 8;
   scatterSlice(lane, result, [&](Value chunk, Value column) {
-    vector::StoreOp::create(b, loc, chunk, out, m.add(outAt, column));
+    vector::StoreOp::create(b, loc, chunk, out, m.add(outAt, column),
+                            /*nontemporal=*/false,
+                            llvm::MaybeAlign(chunkBytes));
   });
   b.setInsertionPointToEnd(&body);
   gpu::ReturnOp::create(b, loc);

@@ -62,7 +62,7 @@ void KernelBuilder::stageTile(Value tile, Value source, Value batch,
   // w elements per copy, consecutive threads on consecutive chunks, as
   // vector loads and stores (K and V aligned to kvAlignment by the
   // launcher, the tile to 16 bytes).
-  int64_t w = KernelShape::stagingWidth(dim), chunksPerRow = dim / w;
+  int64_t w = KernelShape::chunkWidth(dim), chunksPerRow = dim / w;
   int64_t chunks = shape.kvTile * chunksPerRow, threads = shape.threads();
   auto loadType = VectorType::get({w}, element);
   auto storeType = VectorType::get({w}, stored);

@@ -110,19 +110,27 @@ struct KernelShape {
   int64_t rowPadding(int64_t dim) const {
     return mma && dim / 8 % 2 == 0 ? 8 : 0;
   }
-  /// Elements the FMA kernel copies at once from a K or V row of `dim` into
-  /// shared memory: the widest of 4, 2, 1 dividing it.
-  static int64_t stagingWidth(int64_t dim) {
-    return dim % 4 == 0 ? 4 : dim % 2 == 0 ? 2 : 1;
+  /// Elements the FMA kernel moves at once of `n` (a K or V row it copies
+  /// into shared memory, a lane's slice of a Q or out row): the widest of
+  /// 4, 2, 1 dividing it.
+  static int64_t chunkWidth(int64_t n) {
+    return n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
   }
   /// The alignment in bytes the kernel's copies need of K and V (of
   /// `elementBytes` elements), which the launcher checks: cp.async's 16
-  /// bytes, or the FMA kernel's vector loads.
+  /// bytes (and the exact kernel's scan of V in 16-byte chunks), or the FMA
+  /// kernel's vector loads.
   int64_t kvAlignment(int64_t elementBytes) const {
-    return mma ? 16
-               : std::max(stagingWidth(headDim), stagingWidth(valueDim)) *
+    return mma || redoTile
+               ? 16
+               : std::max(chunkWidth(headDim), chunkWidth(valueDim)) *
                      elementBytes;
   }
+  /// Elements the kernel reads of a Q row at once (and of an additive
+  /// weight's), and writes of an out row: the tensor cores' pairs of a
+  /// fragment, or the FMA kernel's chunks of a lane's slice.
+  int64_t queryChunk() const { return mma ? 2 : chunkWidth(headSlice()); }
+  int64_t outChunk() const { return mma ? 2 : chunkWidth(valueSlice()); }
 };
 
 /// Builds the body of the kernel for one attention.
@@ -382,11 +390,14 @@ private:
     return mul(outer, index(dim));
   }
 
-  /// `width` elements of `memref` from `offset`, as f32.
+  /// `width` elements of `memref` from `offset`, as f32 (the launcher
+  /// checks the data's alignment to `width` elements).
   Value loadSlice(Value memref, Value offset, int64_t width) {
     Type element = getElementTypeOrSelf(memref.getType());
     Value slice = vector::LoadOp::create(
-        b, loc, VectorType::get({width}, element), memref, offset);
+        b, loc, VectorType::get({width}, element), memref, offset,
+        /*nontemporal=*/false,
+        llvm::MaybeAlign(width * element.getIntOrFloatBitWidth() / 8));
     if (element.isF32())
       return slice;
     return arith::ExtFOp::create(
@@ -399,16 +410,14 @@ private:
   /// reading a key row of shared memory then read T adjacent chunks, free of
   /// bank conflicts (contiguous slices of 32 floats would all start in bank
   /// 0).
-  static int64_t sliceChunk(int64_t slice) {
-    return slice % 4 == 0 ? 4 : slice % 2 == 0 ? 2 : 1;
-  }
+  ///
   /// `lane`'s slice of `slice` elements, as f32: `load(column, w)` reads
   /// the chunk from `column`.
   Value gatherSlice(Value lane, int64_t slice,
                     function_ref<Value(Value, int64_t)> load) {
     // Concatenated by shuffles (which, unlike strided slices, lower to LLVM
     // directly).
-    int64_t w = sliceChunk(slice);
+    int64_t w = KernelShape::chunkWidth(slice);
     Value gathered = load(sliceColumn(lane, 0, w), w);
     for (int64_t c = 1; c < slice / w; ++c)
       gathered = vector::ShuffleOp::create(
@@ -420,7 +429,7 @@ private:
   void scatterSlice(Value lane, Value values,
                     function_ref<void(Value, Value)> store) {
     int64_t slice = cast<VectorType>(values.getType()).getNumElements();
-    int64_t w = sliceChunk(slice);
+    int64_t w = KernelShape::chunkWidth(slice);
     for (int64_t c = 0; c < slice / w; ++c)
       store(vector::ShuffleOp::create(
                 b, loc, values, values,
@@ -432,7 +441,7 @@ private:
   /// contraction flags: a product and a reduction cost twice the FMAs).
   Value chunkedDot(Value x, Value y) {
     int64_t n = cast<VectorType>(x.getType()).getNumElements();
-    int64_t w = sliceChunk(n);
+    int64_t w = KernelShape::chunkWidth(n);
     auto chunk = [&](Value v, int64_t c) -> Value {
       return vector::ShuffleOp::create(
           b, loc, v, v,
@@ -470,7 +479,7 @@ private:
                                        Value rowValid);
 
   /// Stages rows [tileStart, tileStart + kvTile) of a K or V head (rows
-  /// past `end` as 0) into the shared `tile` [kvTile, dim], stagingWidth
+  /// past `end` as 0) into the shared `tile` [kvTile, dim], chunkWidth
   /// elements a copy.
   void stageTile(Value tile, Value source, Value batch, Value kvHead,
                  Value tileStart, Value end, Value sk, int64_t dim, Value tid);

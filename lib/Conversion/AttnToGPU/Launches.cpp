@@ -101,9 +101,10 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
       launchOp->setAttr("attn.kv_splits", b.getI64IntegerAttr(splits));
     if (packed > 1)
       launchOp->setAttr("attn.packed_heads", b.getI64IntegerAttr(packed));
-    // What the launcher checks of K and V before the kernel copies them.
-    launchOp->setAttr("attn.kv_alignment",
-                      b.getI64IntegerAttr(kernel.kvAlignment));
+    // What the launcher checks of its buffers before the kernel runs.
+    if (llvm::any_of(kernel.alignments, [](int64_t a) { return a > 1; }))
+      launchOp->setAttr("attn.alignments",
+                        b.getDenseI64ArrayAttr(kernel.alignments));
   };
 
   if (!split) {

@@ -46,12 +46,14 @@ ProjectionBlock buildProjectionKernel(gpu::GPUModuleOp module, StringRef name,
                                       Location loc, Type x, Type w, Type bias,
                                       Type y, bool tensorCores);
 
-/// A kernel a host function launches, in blocks of `threads`, checking K
-/// and V are aligned to `kvAlignment` bytes, with `dynamicShared` bytes of
-/// dynamic shared memory.
+/// A kernel a host function launches, in blocks of `threads`, with
+/// `dynamicShared` bytes of dynamic shared memory. `alignments` holds the
+/// bytes each of its memref operands' data must be aligned to (what it
+/// reads or writes at once, which the launcher checks; none: 1 each).
 struct KernelLaunch {
   gpu::GPUFuncOp kernel;
-  int64_t threads, kvAlignment;
+  int64_t threads;
+  SmallVector<int64_t> alignments = {};
   int64_t dynamicShared = 0;
 };
 

@@ -235,7 +235,7 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
   OpBuilder b(ctx);
   LinearKernelBuilder(b, func.getLoc(), op).build(kernel);
   // One block per (head, batch entry): block rows past any sequence.
-  replaceWithKernelLaunches(func, {{kernel, kLinearThreads, 1}}, op.getLayout(),
+  replaceWithKernelLaunches(func, {{kernel, kLinearThreads}}, op.getLayout(),
                             /*blockRows=*/int64_t(1) << 40);
   return success();
 }

@@ -169,7 +169,8 @@ Value KernelBuilder::scanPartialValues(const KernelArgs &args,
               m.add(rowOffset(batch, kvHead, key, kvHeadCount, args.sk, dv),
                     mul(rem(e, index(dv / 8)), index(8)));
           Value chunk = vector::LoadOp::create(
-              b, loc, VectorType::get({8}, element), args.v, at);
+              b, loc, VectorType::get({8}, element), args.v, at,
+              /*nontemporal=*/false, llvm::MaybeAlign(16));
           Value bits = vector::BitCastOp::create(b, loc, bitsType, chunk);
           Value special = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::uge,
@@ -229,7 +230,10 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   int64_t keyBlocks = bc / 8, outFragCount = dv / 8;
   auto fragA = VectorType::get({4, 2}, element);
   auto fragC = VectorType::get({2, 2}, f32Type);
+  // Q is read and out written in pairs (queryChunk, outChunk), aligned as
+  // the launcher checks.
   auto pair = VectorType::get({2}, element);
+  int64_t pairBytes = 2 * element.getIntOrFloatBitWidth() / 8;
   Value negInf = f32(-std::numeric_limits<float>::infinity());
   Value zero = f32(0.0);
 
@@ -283,7 +287,8 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
       for (int64_t part = 0; part < 4; ++part) {
         Value two = vector::LoadOp::create(
             b, loc, pair, args.q,
-            qAt(2 * rb + part % 2, ks * 16 + 8 * (part / 2)));
+            qAt(2 * rb + part % 2, ks * 16 + 8 * (part / 2)),
+            /*nontemporal=*/false, llvm::MaybeAlign(pairBytes));
         frag = vector::InsertOp::create(b, loc, two, frag, part);
       }
       if (!queryInShared) {
@@ -648,7 +653,9 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           m.add(rowOffset(batch, rowHeads[r], rows[r], heads, args.sq, dv),
                 m.add(pairCol, index(nv * 8))),
           dv);
-      vector::StoreOp::create(b, loc, result, args.out, at);
+      vector::StoreOp::create(
+          b, loc, result, args.out, at, /*nontemporal=*/false,
+          llvm::MaybeAlign(2 * outElement.getIntOrFloatBitWidth() / 8));
     }
   }
   gpu::ReturnOp::create(b, loc);
