@@ -93,10 +93,20 @@
 // TC: gpu.barrier
 // TC-COUNT-32: nvgpu.mma.sync
 // TC-NEXT: gpu.barrier
+// Where N is even and y aligned to 4 bytes, a lane stores its two columns
+// of a row at once (32 stores for 64 values); otherwise element by element.
+// TC: memref.extract_aligned_pointer_as_index %[[Y]]
+// TC: scf.if
+// TC: memref.load %[[B]]
+// TC: arith.truncf %{{.+}} : vector<2xf32> to vector<2xf16>
+// TC-COUNT-32: vector.store %{{.+}}, %[[Y]][%{{.+}}] {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
+// TC-NOT: vector.store
+// TC: } else {
 // TC: memref.load %[[B]]
 // TC: arith.truncf %{{.+}} : f32 to f16
 // TC-COUNT-64: memref.store %{{.+}}, %[[Y]]
 // TC-NOT: memref.store
+// TC-NOT: vector.store
 // TC: gpu.return
 // TC: gpu.func @mha_project1({{.+}}, %{{.+}}: memref<?xf32>, %{{.+}}: index, %{{.+}}: index, %{{.+}}: index) workgroup
 

@@ -105,6 +105,17 @@ createProjectionKernel(OpBuilder &b, gpu::GPUModuleOp module, StringRef name,
   return operands;
 }
 
+/// `value` + bias[column] where there is a bias, as `value`'s type.
+static Value addBias(OpBuilder &b, Location loc, Value value, Value column,
+                     Value bias) {
+  if (!bias)
+    return value;
+  return arith::AddFOp::create(
+      b, loc, value,
+      convertFloat(b, loc, memref::LoadOp::create(b, loc, bias, column),
+                   value.getType()));
+}
+
 /// y[row, column] = value (+ bias[column]) as y's element type, where row < M
 /// and column < N.
 static void storeOutput(OpBuilder &b, Location loc, Value value, Value row,
@@ -114,14 +125,36 @@ static void storeOutput(OpBuilder &b, Location loc, Value value, Value row,
   auto store = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&store.getThenRegion().front());
-  if (bias)
-    value = arith::AddFOp::create(
-        b, loc, value,
-        convertFloat(b, loc, memref::LoadOp::create(b, loc, bias, column),
-                     value.getType()));
+  value = addBias(b, loc, value, column, bias);
   memref::StoreOp::create(
       b, loc, convertFloat(b, loc, value, getElementTypeOrSelf(y.getType())), y,
       offset);
+}
+
+/// y[row, column + {0, 1}] = `pair` (f32, + bias) as one store, where
+/// row < M and column < N: column and N even, y aligned to two elements.
+static void storeOutputPair(OpBuilder &b, Location loc, Value pair, Value row,
+                            Value column, Value bias, Value y, Value rows,
+                            Value columns) {
+  auto [offset, inside] = elementAt(b, loc, row, column, rows, columns);
+  auto store = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&store.getThenRegion().front());
+  if (bias) {
+    IndexMath m{b, loc};
+    SmallVector<Value> biased;
+    for (int64_t c = 0; c < 2; ++c)
+      biased.push_back(addBias(b, loc,
+                               vector::ExtractOp::create(b, loc, pair, c),
+                               m.add(column, m.constant(c)), bias));
+    pair = vector::FromElementsOp::create(b, loc, pair.getType(), biased);
+  }
+  Type element = getElementTypeOrSelf(y.getType());
+  if (!element.isF32())
+    pair = arith::TruncFOp::create(b, loc, VectorType::get({2}, element), pair);
+  vector::StoreOp::create(
+      b, loc, pair, y, offset, /*nontemporal=*/false,
+      llvm::MaybeAlign(2 * element.getIntOrFloatBitWidth() / 8));
 }
 
 /// An FMA projection block of kFmaSide x kFmaSide threads computes its
@@ -415,13 +448,14 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
       arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(fragC, b.getF32FloatAttr(0.0f))));
   auto multipleOf8 = [&](Value v) { return m.eq(rem(v, 8), m.constant(0)); };
-  auto aligned16 = [&](Value memref) {
+  auto alignedTo = [&](Value memref, int64_t bytes) {
     return m.eq(
-        rem(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref), 16),
+        rem(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
+            bytes),
         m.constant(0));
   };
   Value aligned = m.both(m.both(multipleOf8(reduction), multipleOf8(columns)),
-                         m.both(aligned16(p.x), aligned16(p.w)));
+                         m.both(alignedTo(p.x, 16), alignedTo(p.w, 16)));
   Value step = m.constant(kMmaSlice);
   auto paths = scf::IfOp::create(b, loc, SmallVector<Type>(accumulators, fragC),
                                  aligned, /*withElseRegion=*/true);
@@ -470,17 +504,37 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
   Value rowOfLane =
       m.add(m.add(firstRow, mul(warp, kMmaWarpRows)), div(lane, 4));
   Value columnOfLane = m.add(firstColumn, mul(rem(lane, 4), 2));
-  for (int64_t rb = 0; rb < rowBlocks; ++rb)
-    for (int64_t n = 0; n < outFrags; ++n)
-      for (int64_t r = 0; r < 2; ++r)
-        for (int64_t c = 0; c < 2; ++c)
-          storeOutput(b, loc,
-                      vector::ExtractOp::create(
-                          b, loc, paths.getResult(rb * outFrags + n),
-                          ArrayRef<int64_t>{r, c}),
-                      m.add(rowOfLane, m.constant(16 * rb + 8 * r)),
-                      m.add(columnOfLane, m.constant(8 * n + c)), p.bias, p.y,
-                      rows, columns);
+  // Where N is even and y aligned to two elements, a lane writes its two
+  // columns of a row as one store (NVPTX splits a store of unstated
+  // alignment into elements); otherwise element by element.
+  Type yElement = getElementTypeOrSelf(p.y.getType());
+  Value paired =
+      m.both(m.eq(rem(columns, 2), m.constant(0)),
+             alignedTo(p.y, 2 * yElement.getIntOrFloatBitWidth() / 8));
+  auto epilogue = scf::IfOp::create(b, loc, paired, /*withElseRegion=*/true);
+  auto storeAll = [&](Block &block, bool pairs) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&block);
+    for (int64_t rb = 0; rb < rowBlocks; ++rb)
+      for (int64_t n = 0; n < outFrags; ++n)
+        for (int64_t r = 0; r < 2; ++r) {
+          Value pair = vector::ExtractOp::create(
+              b, loc, paths.getResult(rb * outFrags + n), r);
+          Value row = m.add(rowOfLane, m.constant(16 * rb + 8 * r));
+          Value column = m.add(columnOfLane, m.constant(8 * n));
+          if (pairs) {
+            storeOutputPair(b, loc, pair, row, column, p.bias, p.y, rows,
+                            columns);
+            continue;
+          }
+          for (int64_t c = 0; c < 2; ++c)
+            storeOutput(b, loc, vector::ExtractOp::create(b, loc, pair, c), row,
+                        m.add(column, m.constant(c)), p.bias, p.y, rows,
+                        columns);
+        }
+  };
+  storeAll(epilogue.getThenRegion().front(), /*pairs=*/true);
+  storeAll(epilogue.getElseRegion().front(), /*pairs=*/false);
   gpu::ReturnOp::create(b, loc);
 }
 
