@@ -591,6 +591,14 @@ void BlockRunner::execArithmetic(Thread &t, const Instruction &inst) {
           uint64_t(int64_t(in(1)) >> (amount >= bits ? bits - 1 : amount)));
     return out(amount >= bits ? 0 : narrow(in(1), bytes, false) >> amount);
   }
+  case Opcode::Shf: {
+    // {b, a} as 64 bits shifted by n (c mod 32, or c capped at 32): shf.l
+    // keeps the high word, shf.r the low one.
+    uint64_t pair = narrow(in(2), 4, false) << 32 | narrow(in(1), 4, false);
+    uint64_t c = narrow(read(t, ops[3]), 4, false);
+    uint64_t n = (inst.cmp & kShfClamp) ? std::min<uint64_t>(c, 32) : c & 31;
+    return out((inst.cmp & kShfLeft) ? (pair << n) >> 32 : pair >> n);
+  }
   case Opcode::Bfe: {
     // Bit i of the result is bit position + i of a while both lie inside
     // the field and a, else the field's sign (0 when unsigned).
@@ -1011,6 +1019,17 @@ void BlockRunner::runBarrier() {
   if (profile)
     tallyAccesses();
   ++epoch;
+  // A copy still in flight may land in the new epoch too: it is a write
+  // there, so another thread's access before its wait is a race.
+  for (Thread &t : threads) {
+    if (t.state == Thread::Exited)
+      continue;
+    for (const auto &group : t.groups)
+      for (const AsyncCopy &copy : group)
+        checkShared(t, copy.shared, copy.bytes, true);
+    for (const AsyncCopy &copy : t.openGroup)
+      checkShared(t, copy.shared, copy.bytes, true);
+  }
 }
 
 void BlockRunner::run(uint32_t x, uint32_t y, uint32_t z) {

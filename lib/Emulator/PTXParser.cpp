@@ -771,6 +771,16 @@ void Parser::decodeOpcode(std::string_view opcode, Instruction &inst) {
     checkArithmeticType(inst, unsupported);
     return;
   }
+  if (base == "shf") {
+    // shf.{l,r}.{wrap,clamp}.b32: a funnel shift of the pair {b, a}.
+    bool left = has("l"), wrap = has("wrap");
+    if (types.size() != 1 || inst.type != Type::B32 || left == has("r") ||
+        wrap == has("clamp"))
+      unsupported();
+    inst.op = Opcode::Shf;
+    inst.cmp = (left ? kShfLeft : 0) | (wrap ? 0 : kShfClamp);
+    return;
+  }
   if (base == "setp") {
     if (types.size() != 1 || parts.size() < 3)
       unsupported();

@@ -45,6 +45,9 @@ enum class ShuffleMode : uint8_t { Up, Down, Bfly, Idx };
 /// joins two halves.
 constexpr uint8_t kMovSplit = 2, kMovJoin = 3;
 
+/// Instruction::cmp of shf: shf.l (else shf.r), .clamp (else .wrap).
+constexpr uint8_t kShfLeft = 1, kShfClamp = 2;
+
 inline uint32_t typeBytes(Type type) {
   switch (type) {
   case Type::Pred:
@@ -191,6 +194,7 @@ void checkOperands(const Instruction &inst, Fail fail) {
   case Opcode::Mad:
   case Opcode::Fma:
   case Opcode::Selp:
+  case Opcode::Shf:
   case Opcode::Bfe:
     count(4), isReg(0), isValue(1), isValue(2), isValue(3);
     return;

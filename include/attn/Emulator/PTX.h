@@ -74,6 +74,7 @@ enum class Opcode : uint8_t {
   Not,
   Shl,
   Shr,
+  Shf,
   Bfe,
   Selp,
   Setp,
@@ -134,7 +135,8 @@ struct Instruction {
   /// cvt: the source type; mma: the input (A and B) type.
   Type srcType = Type::None;
   Space space = Space::None;
-  /// setp's comparison (see PTX.cpp), shr's signedness and the like.
+  /// setp's comparison (see PTX.cpp), shf's direction and mode
+  /// (kShfLeft, kShfClamp) and the like.
   uint8_t cmp = 0;
   /// ld/st: the vector width; ldmatrix: the matrix count.
   uint8_t vec = 1;

@@ -21,6 +21,7 @@
 // RUN: %t/emulator oob 2>&1 | FileCheck %s --check-prefix=OOB
 // RUN: %t/emulator misaligned 2>&1 | FileCheck %s --check-prefix=MISALIGNED
 // RUN: %t/emulator race 2>&1 | FileCheck %s --check-prefix=RACE
+// RUN: %t/emulator inflight 2>&1 | FileCheck %s --check-prefix=INFLIGHT
 // RUN: %t/emulator divergent 2>&1 | FileCheck %s --check-prefix=DIVERGENT
 // RUN: %t/emulator zerodiv 2>&1 | FileCheck %s --check-prefix=ZERODIV
 // RUN: env ATTN_EMULATOR_MAX_STEPS=10000 %t/emulator spin 2>&1 | FileCheck %s --check-prefix=SPIN
@@ -31,6 +32,7 @@
 // RUN: %t/emulator baddirective 2>&1 | FileCheck %s --check-prefix=BADDIRECTIVE
 // RUN: %t/emulator cubin 2>&1 | FileCheck %s --check-prefix=CUBIN
 // RUN: %t/emulator dynamic | FileCheck %s --check-prefix=DYNAMIC
+// RUN: %t/emulator funnel | FileCheck %s --check-prefix=FUNNEL
 // upstream-mma.mlir runs `emulator upstream FILE.ptx` on kernels upstream
 // MLIR lowered.
 
@@ -47,6 +49,9 @@
 // OOB: oob: launch 719, then cuMemAlloc 719
 // MISALIGNED: thread 0, PTX line {{[0-9]+}}: misaligned global load of 4 bytes
 // RACE: thread 1, PTX line {{[0-9]+}}: shared-memory race: byte 0 read after thread 0 wrote it with no barrier between
+// A cp.async in flight across a barrier still writes its bytes until its
+// wait: another thread reading them there races with it.
+// INFLIGHT: thread 1, PTX line {{[0-9]+}}: shared-memory race: byte 0 read after thread 0 wrote it with no barrier between
 // DIVERGENT: divergent warp: lanes wait at different collectives
 // ZERODIV: integer division by zero
 // A loop around a barrier never runs long between barriers: the block's
@@ -68,6 +73,9 @@
 // Dynamic shared memory beyond 48 KiB needs the function's opt-in
 // (cuFuncSetAttribute), up to an H100's 227 KiB; any other attribute is
 // refused (1: invalid value).
+// LLVM emits shf.r.wrap for rotates (x urem 6 == 0, say): the four funnel
+// shifts against a C reference, shift amounts from 0 past 64.
+// FUNNEL: funnel: 128 results, 0 wrong
 // DYNAMIC: dynamic: 64 KiB 1, opt in 0, 64 KiB 0, 65 KiB 1, opt in 228 KiB 1, other attribute 1
 
 #include <cuda.h>
@@ -139,6 +147,15 @@ static const char *kFaultPTX =
     "  mov.b64 %rd1, s;\n  setp.ne.s32 %p1, %r1, 0;\n"
     "  @%p1 bra $L_read;\n  st.shared.b32 [%rd1], %r1;\n"
     "$L_read:\n  ld.shared.b32 %r2, [%rd1];\n  ret;\n}\n"
+    ".visible .entry inflight(.param .u64 p)\n{\n  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<4>;\n  .reg .b64 %rd<3>;\n"
+    "  .shared .align 16 .b8 t[64];\n  mov.u32 %r1, %tid.x;\n"
+    "  ld.param.b64 %rd1, [p];\n  mov.b64 %rd2, t;\n"
+    "  setp.ne.s32 %p1, %r1, 0;\n  @%p1 bra $L_wait;\n"
+    "  cp.async.cg.shared.global [%rd2], [%rd1], 16;\n"
+    "  cp.async.commit_group;\n$L_wait:\n  bar.sync 0;\n"
+    "  @%p1 ld.shared.b32 %r2, [%rd2];\n  bar.sync 0;\n"
+    "  cp.async.wait_group 0;\n  ret;\n}\n"
     ".visible .entry divergent(.param .u64 p)\n{\n  .reg .pred %p<2>;\n"
     "  .reg .b32 %r<4>;\n  mov.u32 %r1, %tid.x;\n"
     "  setp.lt.u32 %p1, %r1, 16;\n  @%p1 bra $L_low;\n"
@@ -178,6 +195,22 @@ static const char *kNoBasePTX =
     ".visible .entry nobase(.param .u64 p)\n{\n  .reg .b32 %r<2>;\n"
     "  ld.global.u32 %r1, [+4];\n  ret;\n}\n";
 
+// Thread i: out[4i..4i+3] = shf.{l,r}.{wrap,clamp}.b32 of in[3i..3i+2].
+static const char *kFunnelPTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry funnel(.param .u64 in, .param .u64 out)\n{\n"
+    "  .reg .b32 %r<9>;\n  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 12;\n"
+    "  add.s64 %rd4, %rd1, %rd3;\n  ld.global.u32 %r2, [%rd4];\n"
+    "  ld.global.u32 %r3, [%rd4+4];\n  ld.global.u32 %r4, [%rd4+8];\n"
+    "  shf.l.wrap.b32 %r5, %r2, %r3, %r4;\n"
+    "  shf.r.wrap.b32 %r6, %r2, %r3, %r4;\n"
+    "  shf.l.clamp.b32 %r7, %r2, %r3, %r4;\n"
+    "  shf.r.clamp.b32 %r8, %r2, %r3, %r4;\n"
+    "  mul.wide.u32 %rd3, %r1, 16;\n  add.s64 %rd5, %rd2, %rd3;\n"
+    "  st.global.v4.u32 [%rd5], {%r5, %r6, %r7, %r8};\n  ret;\n}\n";
+
 static uint16_t toHalf(float x) {
   _Float16 h = (_Float16)x;
   uint16_t bits;
@@ -189,6 +222,49 @@ static int check(CUresult r, const char *what) {
   if (r != CUDA_SUCCESS)
     fprintf(stderr, "emulator test: %s failed: %d\n", what, (int)r);
   return r == CUDA_SUCCESS;
+}
+
+// The PTX ISA's definition: n = c mod 32 (wrap) or min(c, 32) (clamp) of
+// the 64-bit {b, a}; shf.l keeps the high word, shf.r the low one.
+static uint32_t funnel(uint32_t a, uint32_t b, uint32_t c, int left,
+                       int clamp) {
+  uint32_t n = clamp ? (c < 32 ? c : 32) : c & 31;
+  if (n == 0)
+    return left ? b : a;
+  if (n == 32)
+    return left ? a : b;
+  return left ? (b << n) | (a >> (32 - n)) : (a >> n) | (b << (32 - n));
+}
+
+static int runFunnel(void) {
+  static uint32_t in[32 * 3], out[32 * 4];
+  static const uint32_t amounts[] = {0, 1, 5, 16, 31, 32, 33, 63, 64, 255};
+  uint32_t seed = 12345;
+  for (int i = 0; i < 32; ++i) {
+    for (int j = 0; j < 2; ++j)
+      in[3 * i + j] = seed = seed * 1664525u + 1013904223u;
+    in[3 * i + 2] = i < 10 ? amounts[i] : (seed >> 8) % 80;
+  }
+  CUmodule module;
+  CUfunction f;
+  CUdeviceptr din, dout;
+  if (!check(cuModuleLoadData(&module, kFunnelPTX), "load") ||
+      !check(cuModuleGetFunction(&f, module, "funnel"), "function") ||
+      !check(cuMemAlloc(&din, sizeof in), "alloc") ||
+      !check(cuMemAlloc(&dout, sizeof out), "alloc") ||
+      !check(cuMemcpyHtoD(din, in, sizeof in), "copy"))
+    return 1;
+  void *params[] = {&din, &dout};
+  if (!check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0), "launch") ||
+      !check(cuMemcpyDtoH(out, dout, sizeof out), "copy back"))
+    return 1;
+  int wrong = 0;
+  for (int i = 0; i < 32; ++i)
+    for (int k = 0; k < 4; ++k)
+      wrong += out[4 * i + k] != funnel(in[3 * i], in[3 * i + 1], in[3 * i + 2],
+                                        k % 2 == 0, k >= 2);
+  printf("funnel: 128 results, %d wrong\n", wrong);
+  return wrong != 0;
 }
 
 // With `mapped`, on host arrays registered by cuMemHostRegister (the
@@ -354,6 +430,8 @@ int main(int argc, char **argv) {
     return 1;
   if (!strcmp(name, "mma") || !strcmp(name, "mapped"))
     return runMma(!strcmp(name, "mapped"));
+  if (!strcmp(name, "funnel"))
+    return runFunnel();
   if (!strcmp(name, "upstream") && argc > 2)
     return runUpstream(argv[2]);
   // Modules the emulator must refuse to load.
