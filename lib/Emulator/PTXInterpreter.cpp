@@ -1038,7 +1038,9 @@ void BlockRunner::run(uint32_t x, uint32_t y, uint32_t z) {
   std::fill(writeEpoch.begin(), writeEpoch.end(), 0);
   std::fill(readEpoch.begin(), readEpoch.end(), 0);
   epoch = 1;
-  std::fill(registerFile.begin(), registerFile.end(), 0);
+  // A GPU's registers start undefined: all ones (NaN as a float, an address
+  // outside every allocation) makes a read before a write show.
+  std::fill(registerFile.begin(), registerFile.end(), ~uint64_t(0));
   for (uint32_t i = 0; i < threadCount; ++i) {
     Thread &t = threads[i];
     t = Thread();

@@ -22,6 +22,7 @@
 // RUN: %t/emulator misaligned 2>&1 | FileCheck %s --check-prefix=MISALIGNED
 // RUN: %t/emulator race 2>&1 | FileCheck %s --check-prefix=RACE
 // RUN: %t/emulator inflight 2>&1 | FileCheck %s --check-prefix=INFLIGHT
+// RUN: %t/emulator undefined 2>&1 | FileCheck %s --check-prefix=UNDEFINED
 // RUN: %t/emulator divergent 2>&1 | FileCheck %s --check-prefix=DIVERGENT
 // RUN: %t/emulator zerodiv 2>&1 | FileCheck %s --check-prefix=ZERODIV
 // RUN: env ATTN_EMULATOR_MAX_STEPS=10000 %t/emulator spin 2>&1 | FileCheck %s --check-prefix=SPIN
@@ -52,6 +53,9 @@
 // A cp.async in flight across a barrier still writes its bytes until its
 // wait: another thread reading them there races with it.
 // INFLIGHT: thread 1, PTX line {{[0-9]+}}: shared-memory race: byte 0 read after thread 0 wrote it with no barrier between
+// A register read before any write holds all ones (a GPU's is undefined,
+// 0 would hide the bug): as an offset it misaligns the store.
+// UNDEFINED: thread 0, PTX line {{[0-9]+}}: misaligned global store of 4 bytes
 // DIVERGENT: divergent warp: lanes wait at different collectives
 // ZERODIV: integer division by zero
 // A loop around a barrier never runs long between barriers: the block's
@@ -156,6 +160,10 @@ static const char *kFaultPTX =
     "  cp.async.commit_group;\n$L_wait:\n  bar.sync 0;\n"
     "  @%p1 ld.shared.b32 %r2, [%rd2];\n  bar.sync 0;\n"
     "  cp.async.wait_group 0;\n  ret;\n}\n"
+    ".visible .entry undefined(.param .u64 p)\n{\n  .reg .b64 %rd<4>;\n"
+    "  .reg .b32 %r<3>;\n  ld.param.b64 %rd1, [p];\n"
+    "  cvt.u64.u32 %rd2, %r2;\n  add.s64 %rd3, %rd1, %rd2;\n"
+    "  mov.b32 %r1, 7;\n  st.global.b32 [%rd3], %r1;\n  ret;\n}\n"
     ".visible .entry divergent(.param .u64 p)\n{\n  .reg .pred %p<2>;\n"
     "  .reg .b32 %r<4>;\n  mov.u32 %r1, %tid.x;\n"
     "  setp.lt.u32 %p1, %r1, 16;\n  @%p1 bra $L_low;\n"
