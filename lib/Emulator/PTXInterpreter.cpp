@@ -594,8 +594,7 @@ void BlockRunner::execArithmetic(Thread &t, const Instruction &inst) {
   case Opcode::Shf: {
     // {b, a} as 64 bits shifted by n (c mod 32, or c capped at 32): shf.l
     // keeps the high word, shf.r the low one.
-    uint64_t pair = narrow(in(2), 4, false) << 32 | narrow(in(1), 4, false);
-    uint64_t c = narrow(read(t, ops[3]), 4, false);
+    uint64_t pair = in(2) << 32 | in(1), c = in(3);
     uint64_t n = (inst.cmp & kShfClamp) ? std::min<uint64_t>(c, 32) : c & 31;
     return out((inst.cmp & kShfLeft) ? (pair << n) >> 32 : pair >> n);
   }
@@ -1024,11 +1023,13 @@ void BlockRunner::runBarrier() {
   for (Thread &t : threads) {
     if (t.state == Thread::Exited)
       continue;
-    for (const auto &group : t.groups)
-      for (const AsyncCopy &copy : group)
+    auto stillWriting = [&](const std::vector<AsyncCopy> &copies) {
+      for (const AsyncCopy &copy : copies)
         checkShared(t, copy.shared, copy.bytes, true);
-    for (const AsyncCopy &copy : t.openGroup)
-      checkShared(t, copy.shared, copy.bytes, true);
+    };
+    for (const std::vector<AsyncCopy> &group : t.groups)
+      stillWriting(group);
+    stillWriting(t.openGroup);
   }
 }
 
@@ -1038,8 +1039,8 @@ void BlockRunner::run(uint32_t x, uint32_t y, uint32_t z) {
   std::fill(writeEpoch.begin(), writeEpoch.end(), 0);
   std::fill(readEpoch.begin(), readEpoch.end(), 0);
   epoch = 1;
-  // A GPU's registers start undefined: all ones (NaN as a float, an address
-  // outside every allocation) makes a read before a write show.
+  // A GPU's registers start undefined: all ones (NaN as a float, a
+  // misaligned address) makes a read before a write show.
   std::fill(registerFile.begin(), registerFile.end(), ~uint64_t(0));
   for (uint32_t i = 0; i < threadCount; ++i) {
     Thread &t = threads[i];
