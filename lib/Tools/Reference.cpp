@@ -152,17 +152,19 @@ static std::vector<float> project(const float *x, const float *w, int64_t rows,
   return result;
 }
 
-void mlir::attn::referenceAdditiveAttention(const ReferenceProblem &p,
-                                            const float *q, const float *k,
-                                            const float *v, const float *wq,
-                                            const float *wk,
-                                            const float *wScore,
-                                            int64_t attentionDim, double *out) {
+void mlir::attn::referenceAdditiveAttention(
+    const ReferenceProblem &p, const float *q, const float *k, const float *v,
+    const float *wq, const float *wk, const float *wScore, int64_t attentionDim,
+    float (*round)(float), double *out) {
   // The projections keep the layout: they act on the feature dim only.
   std::vector<float> qa =
       project(q, wq, p.batch * p.qHeads * p.qLen, p.headDim, attentionDim);
   std::vector<float> ka =
       project(k, wk, p.batch * p.kvHeads * p.kvLen, p.headDim, attentionDim);
+  if (round)
+    for (std::vector<float> *projected : {&qa, &ka})
+      for (float &x : *projected)
+        x = round(x);
   std::vector<float> table;
   for (int64_t h = 0; h < p.qHeads; ++h)
     table.insert(table.end(), wScore, wScore + attentionDim);

@@ -905,6 +905,8 @@ int main(int argc, char **argv) {
     // multiHead's).
     const float *scoreProj = nullptr;
     int64_t attentionDim = 0;
+    // Its projections are stored in q's element type.
+    float (*additiveRound)(float) = nullptr;
     llvm::StringMap<const float **> multiHeadInputs = {
         {"x_q", &multiHead.xq}, {"x_k", &multiHead.xk}, {"x_v", &multiHead.xv},
         {"w_q", &multiHead.wq}, {"w_k", &multiHead.wk}, {"w_v", &multiHead.wv},
@@ -955,9 +957,10 @@ int main(int argc, char **argv) {
       } else if (operand.name == "w_score") {
         scoreProj = t.values.data();
         attentionDim = t.shape.front();
-      } else if (operand.name == "q")
+      } else if (operand.name == "q") {
         q = t.values.data();
-      else if (operand.name == "k")
+        additiveRound = roundTo(operand.desc);
+      } else if (operand.name == "k")
         k = t.values.data();
       else if (operand.name == "v")
         v = t.values.data();
@@ -1038,7 +1041,8 @@ int main(int argc, char **argv) {
         referenceMultiHeadAttention(p, multiHead, expected.data());
       else if (scoreProj)
         referenceAdditiveAttention(p, q, k, v, multiHead.wq, multiHead.wk,
-                                   scoreProj, attentionDim, expected.data());
+                                   scoreProj, attentionDim, additiveRound,
+                                   expected.data());
       else
         referenceAttention(p, q, k, v, expected.data(),
                            lseIndex >= 0 ? expectedLse.data() : nullptr);

@@ -140,10 +140,13 @@ void referenceMultiHeadAttention(const ReferenceProblem &p,
 /// Additive attention with its projections (attn.additive_attention): the
 /// additive attention of `p` (its additiveWeight ignored) on q W_q and k W_k
 /// ([D, A] each, row-major) with every head's score weights `wScore` [A].
+/// `round` rounds each projected value to the kernel's storage type (f16 or
+/// bf16), as the kernels store the projections; null for f32.
 void referenceAdditiveAttention(const ReferenceProblem &p, const float *q,
                                 const float *k, const float *v, const float *wq,
                                 const float *wk, const float *wScore,
-                                int64_t attentionDim, double *out);
+                                int64_t attentionDim, float (*round)(float),
+                                double *out);
 
 /// The score of query i and key j of batch b, head h (scaled dot product or
 /// Gaussian, then scoreMod, then + bias), or nullopt when a mask hides the
