@@ -247,12 +247,45 @@ parsePtxasReport(StringRef report) {
   return functions;
 }
 
-/// Assembles `binary.ptx` with the toolkit's ptxas as gpu-module-to-binary
-/// would (`-arch CHIP --opt-level 3`: the same machine code, though the
-/// cubin records the command line, -v included), keeping ptxas's report of
-/// each function's resources.
-static LogicalResult assemble(func::FuncOp func, GPUKernelBinary &binary,
-                              const GPUTargetOptions &options) {
+/// `ptx` with a `.maxnreg` of `budgets[F]` registers in the header of each
+/// entry function F it names that has no register or blocks-per-SM bound.
+static std::string
+withRegisterBudgets(StringRef ptx, const llvm::StringMap<int64_t> &budgets) {
+  std::string result;
+  llvm::raw_string_ostream out(result);
+  SmallVector<StringRef> lines;
+  ptx.split(lines, '\n');
+  StringRef function; // the entry whose header (up to its `{`) is being read
+  bool bounded = false;
+  for (auto [i, line] : llvm::enumerate(lines)) {
+    StringRef text = line.trim();
+    if (text.consume_front(".visible .entry ") ||
+        text.consume_front(".entry ")) {
+      function = text.take_until([](char c) { return c == '('; });
+      bounded = false;
+    } else if (!function.empty() && (text.starts_with(".maxnreg") ||
+                                     text.starts_with(".minnctapersm"))) {
+      bounded = true;
+    } else if (!function.empty() && text == "{") {
+      auto budget = budgets.find(function);
+      if (budget != budgets.end() && !bounded)
+        out << ".maxnreg " << budget->second << "\n";
+      function = "";
+    }
+    out << line << (i + 1 < lines.size() ? "\n" : "");
+  }
+  return result;
+}
+
+/// Assembles `ptx` with the toolkit's ptxas as gpu-module-to-binary would
+/// (`-arch CHIP --opt-level 3`: the same machine code, though the cubin
+/// records the command line, -v included) into `binary`'s cubin and ptxas's
+/// report of each function's resources; `warnings`, the lines where ptxas
+/// warns.
+static LogicalResult runPtxas(func::FuncOp func, StringRef ptx,
+                              GPUKernelBinary &binary,
+                              const GPUTargetOptions &options,
+                              SmallVectorImpl<std::string> &warnings) {
   SmallString<256> ptxas(getCUDAToolkitPath(options.toolkit));
   llvm::sys::path::append(ptxas, "bin", "ptxas");
   SmallString<128> ptxPath, cubinPath, reportPath;
@@ -270,7 +303,7 @@ static LogicalResult assemble(func::FuncOp func, GPUKernelBinary &binary,
   {
     std::error_code ec;
     llvm::raw_fd_ostream out(ptxPath, ec);
-    out << binary.ptx;
+    out << ptx;
     if (ec || out.has_error())
       return emitError(func.getLoc()) << "cannot write the PTX for ptxas";
   }
@@ -299,13 +332,43 @@ static LogicalResult assemble(func::FuncOp func, GPUKernelBinary &binary,
            << reportText;
   binary.cubin = (*cubin)->getBuffer().str();
   binary.resources = std::move(*resources);
-  // ptxas warns of what it ignored or could not do (a launch bound out of
-  // range, ...): the user should hear of it.
   SmallVector<StringRef> lines;
   reportText.split(lines, '\n');
+  warnings.clear();
   for (StringRef line : lines)
     if (line.starts_with("ptxas warning"))
-      emitWarning(func.getLoc()) << line;
+      warnings.push_back(line.str());
+  return success();
+}
+
+/// Assembles `binary.ptx`. Without a bound, ptxas may hold a kernel under
+/// the registers its block could take and spill (seen: 128 of a 128-thread
+/// block's 255, 64 of a 256-thread one's 255, on sm_90); each kernel that
+/// spills so is given that budget (`.maxnreg`) and the PTX assembled again.
+/// A kernel bound by --min-blocks-per-sm keeps its bound and its spills.
+static LogicalResult assemble(func::FuncOp func, GPUKernelBinary &binary,
+                              const GPUTargetOptions &options) {
+  SmallVector<std::string> warnings;
+  if (failed(runPtxas(func, binary.ptx, binary, options, warnings)))
+    return failure();
+  llvm::StringMap<int64_t> budgets;
+  for (const GPULaunch &launch : binary.launches) {
+    const GPUFunctionResources *used = binary.resourcesOf(launch.function);
+    int64_t budget = std::min<int64_t>(
+        255, 65536 / std::max<int64_t>(launch.threads, 1) / 8 * 8);
+    if (used && used->spills() && used->registers < budget)
+      budgets[launch.function] = budget;
+  }
+  std::string budgeted = withRegisterBudgets(binary.ptx, budgets);
+  if (budgeted != binary.ptx) {
+    binary.ptx = std::move(budgeted);
+    if (failed(runPtxas(func, binary.ptx, binary, options, warnings)))
+      return failure();
+  }
+  // ptxas warns of what it ignored or could not do (a launch bound out of
+  // range, ...): the user should hear of it.
+  for (const std::string &warning : warnings)
+    emitWarning(func.getLoc()) << warning;
   return success();
 }
 
