@@ -601,6 +601,11 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "read back a 16-wide step of D per tile, for any D (fewer "
            "registers, more blocks per SM; default: only where a warp's "
            "would take more than 32 registers, 32-row warps at D > 64)">,
+    Option<"mmaRowSums", "mma-row-sums", "bool", /*default=*/"false",
+           "Accumulate the tensor-core kernel's softmax row sums on the "
+           "tensor cores, as P times a column of ones (a row block's mma "
+           "per 16 keys in place of 2 adds per score and a lane; two more "
+           "registers per row block)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -132,6 +132,11 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                      "memory for any D (fewer registers, more blocks per SM; "
                      "default: only for warps of 32 rows at D > 64)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> mmaRowSums{
+      *this, "mma-row-sums",
+      llvm::cl::desc("Accumulate the tensor-core kernel's softmax row sums "
+                     "on the tensor cores (P times a column of ones)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> packGqa{
       *this, "pack-gqa",
       llvm::cl::desc("Pack the query heads sharing a KV head into one block "
@@ -161,6 +166,7 @@ void copyGPUKernelOptions(To &to, const From &from) {
   to.kvStages = from.kvStages;
   to.mmaWarpRows = from.mmaWarpRows;
   to.mmaQueryInShared = from.mmaQueryInShared;
+  to.mmaRowSums = from.mmaRowSums;
 }
 
 /// attn-gpu-pipeline: from attention kernel functions on tensors to a

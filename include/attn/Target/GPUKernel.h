@@ -34,6 +34,7 @@ struct GPUTargetOptions {
   int64_t kvStages = 1;       // tensor cores' K/V buffers (2: double-buffered)
   int64_t mmaWarpRows = 16;   // and their rows per warp (32: two row blocks)
   bool mmaQueryInShared = false; // and Q in shared memory for any D
+  bool mmaRowSums = false;       // and row sums as P times ones on them
 };
 
 /// A buffer one launch passes: operand `index` of the kernel function, or

@@ -98,6 +98,13 @@ struct CPUKernelFlags {
                      "tile (fewer registers, more blocks per SM; default: "
                      "only for warps of 32 rows at D > 64)"),
       llvm::cl::init(false), llvm::cl::cat(codegenOptionCategory())};
+  llvm::cl::opt<bool> mmaRowSums{
+      "mma-row-sums",
+      llvm::cl::desc("GPU: accumulate the tensor-core kernel's softmax row "
+                     "sums on the tensor cores, as P times a column of ones "
+                     "(fewer instructions, two more registers per 16 rows "
+                     "of a warp)"),
+      llvm::cl::init(false), llvm::cl::cat(codegenOptionCategory())};
   llvm::cl::opt<bool> packGqa{
       "pack-gqa",
       llvm::cl::desc("GPU: one block computes all the query heads sharing a "
@@ -140,6 +147,7 @@ struct CPUKernelFlags {
     options.kvStages = kvStages;
     options.mmaWarpRows = mmaWarpRows;
     options.mmaQueryInShared = mmaQueryInShared;
+    options.mmaRowSums = mmaRowSums;
     return options;
   }
 

@@ -229,6 +229,7 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     shape.mma = true;
     shape.warpRows = warpRows;
     shape.sharedQuery = options.mmaQueryInShared;
+    shape.rowSumsByMma = options.mmaRowSums;
     shape.unguardedWholeTiles = !lean;
     shape.kvStages = options.kvStages;
     // Double-buffered tiles and Q in shared memory may take dynamic shared
@@ -517,7 +518,7 @@ struct ConvertAttnToGPUPass
       if (failed(convertAttentionToGPU(
               func, {blockRows, kvTileSize, mmaKvTileSize, mmaBlockRows, mma,
                      minBlocksPerSM, kvSplits, kvStages, packGqa, mmaWarpRows,
-                     mmaQueryInShared})))
+                     mmaQueryInShared, mmaRowSums})))
         return signalPassFailure();
     materializeBlockBitmapTables(getOperation());
   }

@@ -45,6 +45,9 @@ struct KernelShape {
   /// Whether Q stays in shared memory whatever the warp's rows and D (see
   /// queryInShared).
   bool sharedQuery = false;
+  /// Whether the tensor-core kernel sums each row's probabilities on the
+  /// tensor cores (P times a B fragment of ones) rather than by adds.
+  bool rowSumsByMma = false;
   /// Whether the tensor cores' cp.async copies of a tile that ends before
   /// the visible keys do skip the per-row guards (cheaper, but their
   /// addresses stay live in registers).

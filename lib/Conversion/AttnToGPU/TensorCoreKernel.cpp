@@ -362,19 +362,29 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
     onesColumn = vector::FromElementsOp::create(b, loc, fragA, column);
   }
 
-  // State: row max of this lane's rows, then their partial row sums, then
-  // the output fragments of each row block, one per 8 of Dv;
-  // double-buffered, then the buffer (0 or 1) the next fetched tile lands
-  // in.
-  bool doubleBuffered = shape.kvStages == 2;
+  // State: row max of this lane's rows, then their row sums, then the
+  // output fragments of each row block, one per 8 of Dv; double-buffered,
+  // then the buffer (0 or 1) the next fetched tile lands in. The sums are
+  // the lane's partial ones (its 2 columns of each 8 keys), or with
+  // rowSumsByMma a C fragment per row block: P times a B fragment of ones,
+  // whose every column is the row's whole sum (no adds, no shuffles; one
+  // mma per row block and 16 keys; P's rounding in both O and its sum).
+  bool doubleBuffered = shape.kvStages == 2, sumsByMma = shape.rowSumsByMma;
   Value zeroFrag =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(fragC, 0.0f));
   SmallVector<Value> initial(laneRows, negInf);
-  initial.append(laneRows, zero);
+  int64_t sumAt = laneRows, sumCount = sumsByMma ? rowBlocks : laneRows;
+  initial.append(sumCount, sumsByMma ? zeroFrag : zero);
+  int64_t outAt = sumAt + sumCount;
   initial.append(rowBlocks * outFragCount, zeroFrag);
   if (doubleBuffered)
     initial.push_back(index(0));
-  int64_t sumAt = laneRows, outAt = 2 * laneRows;
+  Value onesFrag =
+      sumsByMma ? arith::ConstantOp::create(
+                      b, loc,
+                      DenseElementsAttr::get(VectorType::get({2, 2}, element),
+                                             b.getFloatAttr(element, 1.0)))
+                : Value();
 
   // K and V tiles by cp.async, one group in flight at a time. With one
   // buffer each, K of a tile is in flight when its iteration starts, V is
@@ -543,7 +553,10 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           Value negBase =
               foldScale ? arith::NegFOp::create(b, loc, base) : Value();
           alpha[r] = exp2Ftz(arith::SubFOp::create(b, loc, state[r], base));
-          Value sum = arith::MulFOp::create(b, loc, state[sumAt + r], alpha[r]);
+          Value sum =
+              sumsByMma
+                  ? Value()
+                  : arith::MulFOp::create(b, loc, state[sumAt + r], alpha[r]);
           for (int64_t nb = 0; nb < keyBlocks; ++nb)
             for (int64_t c = 0; c < 2; ++c) {
               int64_t at = logitAt(r, nb, c);
@@ -554,10 +567,12 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                       : arith::SubFOp::create(b, loc, logits[at], base)
                             .getResult();
               probs[at] = exp2Ftz(shifted);
-              sum = arith::AddFOp::create(b, loc, sum, probs[at]);
+              if (sum)
+                sum = arith::AddFOp::create(b, loc, sum, probs[at]);
             }
           next[r] = newMax;
-          next[sumAt + r] = sum;
+          if (sum)
+            next[sumAt + r] = sum;
           if (r % 2 == 0)
             continue;
           for (int64_t ks = 0; ks < bc / 16; ++ks) {
@@ -585,31 +600,48 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
         MutableArrayRef<Value> outFrags =
             MutableArrayRef<Value>(next).slice(outAt, rowBlocks * outFragCount);
         ValueRange oldFrags = state.slice(outAt, rowBlocks * outFragCount);
+        // With sumsByMma the sums' fragments are rescaled with O's, each
+        // row block's after its output fragments.
         Value unchanged = isOne(alpha[0]);
         for (int64_t r = 1; r < laneRows; ++r)
           unchanged = m.both(unchanged, isOne(alpha[r]));
-        llvm::copy(rescaleUnless(
-                       unchanged, oldFrags,
-                       [&] {
-                         SmallVector<Value> scaled;
-                         for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-                           Value alphas = vector::FromElementsOp::create(
-                               b, loc, fragC,
-                               ValueRange{alpha[2 * rb], alpha[2 * rb],
-                                          alpha[2 * rb + 1],
-                                          alpha[2 * rb + 1]});
-                           for (Value frag :
-                                oldFrags.slice(rb * outFragCount, outFragCount))
-                             scaled.push_back(
-                                 arith::MulFOp::create(b, loc, frag, alphas));
-                         }
-                         return scaled;
-                       }),
-                   outFrags.begin());
+        int64_t scaledCount = sumsByMma ? outFragCount + 1 : outFragCount;
+        SmallVector<Value> toScale;
+        for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+          llvm::append_range(toScale,
+                             oldFrags.slice(rb * outFragCount, outFragCount));
+          if (sumsByMma)
+            toScale.push_back(state[sumAt + rb]);
+        }
+        SmallVector<Value> rescaled = rescaleUnless(unchanged, toScale, [&] {
+          SmallVector<Value> scaled;
+          for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+            Value alphas = vector::FromElementsOp::create(
+                b, loc, fragC,
+                ValueRange{alpha[2 * rb], alpha[2 * rb], alpha[2 * rb + 1],
+                           alpha[2 * rb + 1]});
+            for (Value frag :
+                 ArrayRef<Value>(toScale).slice(rb * scaledCount, scaledCount))
+              scaled.push_back(arith::MulFOp::create(b, loc, frag, alphas));
+          }
+          return scaled;
+        });
+        for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+          ArrayRef<Value> block =
+              ArrayRef<Value>(rescaled).slice(rb * scaledCount, scaledCount);
+          llvm::copy(block.take_front(outFragCount),
+                     outFrags.begin() + rb * outFragCount);
+          if (sumsByMma)
+            next[sumAt + rb] = block.back();
+        }
         for (int64_t ks = 0; ks < bc / 16; ++ks) {
           SmallVector<Value, 2> stepFrags;
-          for (int64_t rb = 0; rb < rowBlocks; ++rb)
+          for (int64_t rb = 0; rb < rowBlocks; ++rb) {
             stepFrags.push_back(probFrags[rb * (bc / 16) + ks]);
+            if (sumsByMma)
+              next[sumAt + rb] =
+                  mmaSync(stepFrags.back(), onesFrag, next[sumAt + rb]);
+          }
           multiplyValueTile(args.valueTile, slot, stepFrags, ks, outFrags);
         }
         if (doubleBuffered)
@@ -625,7 +657,12 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   // no key (NaN stays NaN).
   Type outElement = getElementTypeOrSelf(args.out.getType());
   for (int64_t r = 0; r < laneRows; ++r) {
-    Value sum = combineLanes(tiles.getResult(sumAt + r), 4, /*max=*/false);
+    Value sum =
+        sumsByMma
+            ? vector::ExtractOp::create(b, loc, tiles.getResult(sumAt + r / 2),
+                                        ArrayRef<int64_t>{r % 2, 0})
+                  .getResult()
+            : combineLanes(tiles.getResult(sumAt + r), 4, /*max=*/false);
     // The row's quad holds the same max and sum: its first lane stores.
     storeLse(args, batch, rowHeads[r], rows[r], tiles.getResult(r), sum,
              m.both(valid[r], m.eq(rem(lane, index(4)), index(0))));
