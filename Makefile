@@ -15,7 +15,7 @@ PACKAGES := cmake ninja-build clang-22 clang-format-22 llvm-22-dev \
 ATTN_OPT := $(BUILD_DIR)/bin/attn-opt
 
 .PHONY: all deps configure build check check-sanitize fuzz demo bench \
-        gpu-artifacts docs format clean
+        fuzz-specs gpu-artifacts docs format clean
 
 all: build
 
@@ -68,6 +68,18 @@ check-sanitize: $(SANITIZE_DIR)/build.ninja
 fuzz: $(SANITIZE_DIR)/build.ninja
 	ninja -C $(SANITIZE_DIR) -j $(JOBS) attn-fuzzers
 	fuzz/run.sh $(SANITIZE_DIR) $(FUZZ_SECONDS)
+
+# Differential fuzzing of whole kernels: FUZZ_SPECS random specs through
+# attn-run --check on the CPU and, on the CUDA emulator (built with the CUDA
+# toolkit), the tensor-core and FMA kernels; exit 1 on a wrong answer or a
+# crash (fuzz/spec-diff.py; findings in $(BUILD_DIR)/spec-diff/).
+FUZZ_SPECS ?= 200
+FUZZ_SEED  ?= 1
+EMULATOR_DIR := $(BUILD_DIR)/lib/cuda-emulator
+fuzz-specs: build
+	fuzz/spec-diff.py --bin $(BUILD_DIR)/bin --count $(FUZZ_SPECS) \
+	  --seed $(FUZZ_SEED) --jobs $(JOBS) --out $(BUILD_DIR)/spec-diff \
+	  $(if $(wildcard $(EMULATOR_DIR)/libcuda.so.1),--emulator $(EMULATOR_DIR))
 
 # The main job: compile a GQA + causal kernel ahead of time (object, C header,
 # manifest), then compile, run and check it against the naive reference, and

@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Differential fuzzing of whole kernels (make fuzz-specs):
+
+  fuzz/spec-diff.py --bin BUILD/bin [--emulator DIR] [--count N] [--seed S]
+                    [--jobs J] [--out DIR] [--targets cpu,tc,fma]
+
+draws N random valid SPECs (every kind, layout, dtype, mask composition,
+mod, operand and dynamic dim, with random lowering options) and runs each
+through `attn-run --check` on every target: `cpu`, and with the CUDA
+emulator's libcuda (--emulator) `tc` (the GPU tensor-core kernel where the
+spec allows it) and `fma` (--mma=false). attn-run compares each kernel with
+the naive reference at its dtype's tolerance, so every run ends one of:
+  ok       exit 0;
+  refused  exit 2 (a bad spec or option) or 1 (a kernel attn cannot
+           compile) with a diagnostic: a documented restriction; the
+           distinct messages are listed for review;
+  WRONG    exit 1 with a `--check` line that FAILED (the kernel disagrees
+           with the reference), or a kernel that returned an error code;
+  CRASH    any other exit, a signal, a timeout, or a diagnostic that is not
+           attn-run's own (an assertion, LLVM ERROR, a sanitizer report).
+WRONG and CRASH runs are findings: their command lines go to OUT/findings.txt
+and the exit status is 1. The same seed draws the same specs.
+"""
+
+import argparse
+import collections
+import concurrent.futures
+import os
+import random
+import subprocess
+import sys
+
+DTYPES = ["f32", "f16", "bf16"]
+
+
+def mask_term(rng, sq, sk):
+    """One structured mask term with parameters scaled to the shape."""
+    s = max(sq, sk)
+    small = lambda: rng.randint(1, max(1, s // 2))
+    kinds = [
+        lambda: "causal",
+        lambda: "causal_bottom_right",
+        lambda: "window:%d:%d" % (small(), rng.choice([0, 0, small()])),
+        lambda: "chunked:%d" % small(),
+        lambda: "prefix:%d" % small(),
+        lambda: "strided:%d" % rng.randint(1, 64),
+        lambda: "fixed:%d:%d" % rng.choice(
+            [(l, rng.randint(1, l)) for l in (8, 16, 32, 64)]),
+        lambda: "dilated:%d:%d" % (rng.randint(1, 32), rng.randint(1, 8)),
+        lambda: "global:%d" % rng.randint(1, 32),
+        lambda: "bigbird:%d:%d:%d:%d:%d" % (
+            rng.choice([16, 32, 64]), rng.randint(0, 4), rng.randint(0, 2),
+            rng.randint(0, 3), rng.randint(0, 99)),
+    ]
+    return rng.choice(kinds)()
+
+
+def mask_expr(rng, sq, sk):
+    """`none`, one term, or a union of intersections of terms."""
+    if rng.random() < 0.25:
+        return None
+    unions = []
+    for _ in range(rng.choice([1, 1, 1, 2])):
+        unions.append("&".join(
+            mask_term(rng, sq, sk) for _ in range(rng.choice([1, 1, 2]))))
+    return "|".join(unions)
+
+
+def draw_spec(rng):
+    """A random SPEC string that attn-run should accept (it may still refuse
+    a documented combination)."""
+    kind = rng.choices(["sdpa", "gaussian", "additive:A", "additive",
+                        "linear", "mha"], weights=[10, 1, 1, 1, 1, 1])[0]
+    hkv = rng.choice([1, 1, 2, 3])
+    hq = hkv * rng.choice([1, 1, 2, 4])
+    sq = rng.choice([1, 2, rng.randint(1, 300), rng.randint(1, 300)])
+    sk = rng.choice([sq, sq, rng.randint(1, 300)])
+    d = rng.choice([16, 32, 48, 64, 64, 128, 128, rng.randint(1, 130)])
+    spec = {"b": rng.randint(1, 3), "hq": hq, "hkv": hkv, "sq": sq, "sk": sk,
+            "d": d}
+    if rng.random() < 0.2:
+        spec["dv"] = rng.choice([8, 16, 40, 64, 128, rng.randint(1, 130)])
+    spec["dtype"] = rng.choice(DTYPES)
+    if kind == "mha":
+        spec["e"] = rng.choice([32, 64, 96, 128])
+    if kind != "mha" and rng.random() < 0.2:
+        spec["layout"] = "bshd"
+    if kind == "linear" and rng.random() < 0.8:
+        # On the GPU its D x Dv f32 state must fit in 48 KiB.
+        spec["d"] = min(d, 64)
+    if kind == "additive:A":
+        spec["kind"] = "additive:%d" % rng.choice([8, 16, 33, 64])
+    elif kind == "gaussian":
+        spec["kind"] = "gaussian:%g" % rng.choice([0.5, 2, 6])
+    elif kind != "sdpa":
+        spec["kind"] = kind
+    if kind == "linear":
+        mask = rng.choice([None, "causal", "causal_bottom_right"])
+    else:
+        mask = mask_expr(rng, sq, sk)
+    if mask:
+        spec["mask"] = mask
+    # What each kind takes (the SPEC grammar's restrictions), so that few
+    # draws are refused: linear no operand or mod, additive:A masks and
+    # kv_lens, mha no layout, relpos, spans, block_mask, lse or dynamic=h.
+    takes_mod = kind in ("sdpa", "gaussian", "additive", "mha")
+    takes_extras = kind in ("sdpa", "gaussian", "additive")
+    if takes_mod and rng.random() < 0.3:
+        mods = ["alibi", "softcap:%d" % rng.choice([5, 30])]
+        if kind != "mha":
+            mods += ["relpos:%d" % rng.choice([8, 32]), "relpos:16:64:uni"]
+        if kind == "gaussian":
+            mods.remove(mods[1])
+        spec["mod"] = rng.choice(mods)
+    if kind != "linear" and rng.random() < 0.15:
+        spec["temperature"] = rng.choice([0.5, 2])
+    if kind != "linear" and rng.random() < 0.25:
+        spec["kv_lens"] = "random"
+    if takes_extras:
+        if rng.random() < 0.15:
+            spec["lse"] = "true"
+        if rng.random() < 0.1:
+            spec["spans"] = "random"
+        if rng.random() < 0.1:
+            spec["block_mask"] = "random:%d:%d" % (
+                rng.choice([16, 32, 64]), rng.choice([16, 32, 48, 64]))
+    if rng.random() < 0.15:
+        spec["dynamic"] = "".join(
+            c for c in ("bs" if kind == "mha" else "bhs")
+            if rng.random() < 0.5) or "s"
+    return ",".join("%s=%s" % kv for kv in spec.items())
+
+
+def draw_options(rng, target):
+    """Random lowering options of a target, as attn-run flags."""
+    opts = []
+    if target == "cpu":
+        if rng.random() < 0.2:
+            opts.append("--fused=false")
+        if rng.random() < 0.2:
+            opts.append("--ukernels=false")
+        if rng.random() < 0.3:
+            opts.append("--kv-tile-size=%d" % rng.choice([16, 32, 64]))
+        if rng.random() < 0.3:
+            opts.append("--query-tile-size=%d" % rng.choice([8, 16, 64]))
+        return opts
+    if target == "fma":
+        opts.append("--mma=false")
+        if rng.random() < 0.3:
+            opts.append("--kv-tile-size=%d" % rng.choice([16, 32]))
+    else:
+        if rng.random() < 0.3:
+            opts.append("--mma-warp-rows=32")
+        if rng.random() < 0.25:
+            opts.append("--kv-stages=2")
+        if rng.random() < 0.2:
+            opts.append("--mma-query-in-shared")
+        if rng.random() < 0.25:
+            opts.append("--mma-row-sums")
+        if rng.random() < 0.2:
+            opts.append("--kv-tile-size=%d" % rng.choice([16, 32, 64]))
+    if rng.random() < 0.2:
+        opts.append("--kv-splits=%d" % rng.choice([1, 2, 3]))
+    if rng.random() < 0.15:
+        opts.append("--pack-gqa=false")
+    if rng.random() < 0.1:
+        opts.append("--min-blocks-per-sm=2")
+    return opts
+
+
+def dims_for(rng, spec):
+    """--dims for a spec with dynamic dims: the sizes the spec names, or
+    others drawn near them (the kernel must take any)."""
+    fields = dict(kv.split("=", 1) for kv in spec.split(","))
+    dyn = fields.get("dynamic")
+    if not dyn or rng.random() < 0.5:
+        return []
+    sizes = {}
+    if "s" in dyn:
+        sizes["sq"] = rng.randint(1, int(fields["sq"]))
+        sizes["sk"] = rng.randint(1, int(fields["sk"]))
+    if "b" in dyn:
+        sizes["b"] = rng.randint(1, 3)
+    if "h" in dyn:
+        sizes["hkv"] = rng.randint(1, 3)
+        sizes["hq"] = sizes["hkv"] * rng.choice([1, 2, 4])
+    return ["--dims=" + ",".join("%s=%s" % kv for kv in sizes.items())]
+
+
+def classify(rc, stdout, stderr):
+    """ok, refused, WRONG or CRASH (see the module doc)."""
+    foreign = any(w in stderr for w in (
+        "Assertion", "LLVM ERROR", "Stack dump", "Sanitizer", "runtime error",
+        "Segmentation", "Aborted"))
+    if foreign or rc not in (0, 1, 2):
+        return "CRASH"
+    if rc == 0:
+        return "ok"
+    if "FAILED" in stdout or "the kernel returned" in stderr:
+        return "WRONG"
+    return "refused" if "error:" in stderr else "CRASH"
+
+
+def run_one(args, env, cmd):
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                           timeout=args.timeout)
+        return (classify(p.returncode, p.stdout, p.stderr),
+                (p.stdout + p.stderr).strip())
+    except subprocess.TimeoutExpired:
+        return "CRASH", "timed out after %d s" % args.timeout
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--bin", required=True, help="the build's bin directory")
+    ap.add_argument("--emulator", help="the CUDA emulator's libcuda "
+                    "directory (without it only the cpu target runs)")
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--targets", default="cpu,tc,fma")
+    ap.add_argument("--out", default=".", help="where findings.txt goes")
+    args = ap.parse_args()
+    targets = args.targets.split(",")
+    if not args.emulator:
+        targets = [t for t in targets if t == "cpu"]
+    rng = random.Random(args.seed)
+    attn_run = os.path.join(args.bin, "attn-run")
+    env = dict(os.environ)
+    if args.emulator:
+        env["LD_LIBRARY_PATH"] = args.emulator
+    runs = []
+    for _ in range(args.count):
+        spec = draw_spec(rng)
+        dims = dims_for(rng, spec)
+        for target in targets:
+            cmd = [attn_run, "--spec", spec, "--check",
+                   "--seed=%d" % rng.randint(0, 999)] + dims
+            cmd += draw_options(rng, target)
+            if target != "cpu":
+                cmd += ["--target", "gpu"]
+            runs.append(cmd)
+    counts = collections.Counter()
+    refusals = collections.Counter()
+    findings = []
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for cmd, (verdict, err) in zip(
+                runs, pool.map(lambda c: run_one(args, env, c), runs)):
+            counts[verdict] += 1
+            if verdict == "refused":
+                refusals[err.splitlines()[-1].split("error:", 1)[-1].strip()] += 1
+            elif verdict != "ok":
+                findings.append((verdict, cmd, err))
+    for msg, n in refusals.most_common():
+        print("refused %4d: %s" % (n, msg))
+    for verdict, cmd, err in findings:
+        print("%s: %s\n  %s" % (verdict, " ".join(
+            "'%s'" % c if "|" in c or "&" in c else c for c in cmd),
+            err.replace("\n", "\n  ")[-2000:]))
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "findings.txt"), "w") as f:
+        for verdict, cmd, err in findings:
+            f.write("%s\t%s\n" % (verdict, "\t".join(cmd)))
+    print("spec-diff: seed %d, %d specs x %s = %d runs: %d ok, %d refused, "
+          "%d wrong, %d crashed" % (
+              args.seed, args.count, "/".join(targets), len(runs),
+              counts["ok"], counts["refused"], counts["WRONG"],
+              counts["CRASH"]))
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
