@@ -71,8 +71,9 @@ fuzz: $(SANITIZE_DIR)/build.ninja
 
 # Differential fuzzing of whole kernels: FUZZ_SPECS random specs through
 # attn-run --check on the CPU and, on the CUDA emulator (built with the CUDA
-# toolkit), the tensor-core and FMA kernels; exit 1 on a wrong answer or a
-# crash (fuzz/spec-diff.py; findings in $(BUILD_DIR)/spec-diff/).
+# toolkit), the tensor-core and FMA kernels, then attn-compile's C launchers
+# and gpu-driver; exit 1 on a wrong answer or a crash (fuzz/spec-diff.py;
+# findings in $(BUILD_DIR)/spec-diff/).
 FUZZ_SPECS ?= 200
 FUZZ_SEED  ?= 1
 EMULATOR_DIR := $(BUILD_DIR)/lib/cuda-emulator

@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """Differential fuzzing of whole kernels (make fuzz-specs):
 
-  fuzz/spec-diff.py --bin BUILD/bin [--emulator DIR] [--count N] [--seed S]
-                    [--jobs J] [--out DIR] [--targets cpu,tc,fma]
+  fuzz/spec-diff.py --bin BUILD/bin [--emulator DIR] [--cuda DIR]
+                    [--count N] [--seed S] [--jobs J] [--out DIR]
+                    [--targets cpu,tc,fma,launcher]
 
 draws N random valid SPECs (every kind, layout, dtype, mask composition,
 mod, operand and dynamic dim, with random lowering options) and runs each
 through `attn-run --check` on every target: `cpu`, and with the CUDA
 emulator's libcuda (--emulator) `tc` (the GPU tensor-core kernel where the
 spec allows it) and `fma` (--mma=false). attn-run compares each kernel with
-the naive reference at its dtype's tolerance, so every run ends one of:
+the naive reference at its dtype's tolerance. With the CUDA toolkit (--cuda,
+default $CUDA_HOME or /usr/local/cuda) the `launcher` target then takes
+each spec whose tc (else fma) run was ok, with that run's options, the way
+a user of a GPU does: attn-compile writes the kernel and its C launcher
+(scripts/gpu-artifacts.sh), and scripts/gpu-check.sh builds the launchers
+and runs gpu-driver (a third reference, in C) on each, plainly and with NaN
+in V, on the emulator. Every run ends one of:
   ok       exit 0;
   refused  exit 2 (a bad spec or option) or 1 (a kernel attn cannot
            compile) with a diagnostic: a documented restriction; the
@@ -19,7 +26,8 @@ the naive reference at its dtype's tolerance, so every run ends one of:
   CRASH    any other exit, a signal, a timeout, or a diagnostic that is not
            attn-run's own (an assertion, LLVM ERROR, a sanitizer report).
 WRONG and CRASH runs are findings: their command lines go to OUT/findings.txt
-and the exit status is 1. The same seed draws the same specs.
+(a launcher run's as `launcher NAME SPEC OPTIONS`, its artifacts and logs in
+OUT/launcher/) and the exit status is 1. The same seed draws the same specs.
 """
 
 import argparse
@@ -211,6 +219,58 @@ def run_one(args, env, cmd):
         return "CRASH", "timed out after %d s" % args.timeout
 
 
+def launcher_runs(args, env, gpu_runs):
+    """The `launcher` target on `gpu_runs` ([(spec, options)]): one kernel
+    each through gpu-artifacts.sh and gpu-check.sh (no torch) on the
+    emulator. Returns [(verdict, command, log)]."""
+    scripts = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "scripts")
+    work = os.path.abspath(os.path.join(args.out, "launcher"))
+    art = os.path.join(work, "artifacts")
+    os.makedirs(work, exist_ok=True)
+    names = ["k%d" % i for i in range(len(gpu_runs))]
+    with open(os.path.join(work, "specs.txt"), "w") as f:
+        for name, (spec, opts) in zip(names, gpu_runs):
+            f.write("%s %s %s\n" % (name, spec, " ".join(opts)))
+    commands = [["launcher", name, spec] + opts
+                for name, (spec, opts) in zip(names, gpu_runs)]
+    run_env = dict(env, ATTN_COMPILE=os.path.join(args.bin, "attn-compile"),
+                   ATTN_COMPILE_FLAGS="--embed=ptx", CUDA_HOME=args.cuda,
+                   GPU_CHECK_TORCH="0", GPU_CHECK_JOBS=str(args.jobs))
+    for step in (["bash", os.path.join(scripts, "gpu-artifacts.sh"), art,
+                  os.path.join(work, "specs.txt")],
+                 ["bash", os.path.join(art, "gpu-check.sh")]):
+        try:
+            p = subprocess.run(step, env=run_env, capture_output=True,
+                               text=True, timeout=args.timeout * 4)
+            log = (p.stdout + p.stderr).strip()
+            # gpu-check.sh: 1 when a kernel fails, which the .rc files tell.
+            failed = p.returncode not in (0, 1) or (
+                p.returncode == 1 and step[1].endswith("gpu-artifacts.sh"))
+        except subprocess.TimeoutExpired:
+            failed, log = True, "timed out"
+        if failed:  # nothing ran: every kernel is a finding
+            return [("CRASH", c, "%s: %s" % (os.path.basename(step[1]), log))
+                    for c in commands]
+    results = []
+    for name, command in zip(names, commands):
+        verdict, logs = "ok", []
+        for check in ("reference", "hostile"):
+            base = os.path.join(art, "out", "%s.%s" % (name, check))
+            try:
+                rc = int(open(base + ".rc").read())
+                logs.append(open(base + ".log").read() +
+                            open(base + ".err").read())
+            except (OSError, ValueError):
+                rc = -1
+            if rc == 1 and verdict == "ok":
+                verdict = "WRONG"
+            elif rc not in (0, 1):
+                verdict = "CRASH"
+        results.append((verdict, command, "".join(logs).strip()))
+    return results
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", required=True, help="the build's bin directory")
@@ -220,12 +280,21 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--timeout", type=int, default=600)
-    ap.add_argument("--targets", default="cpu,tc,fma")
+    ap.add_argument("--cuda", default=os.environ.get(
+        "CUDA_HOME", "/usr/local/cuda"), help="the CUDA toolkit (cuda.h and "
+                    "the stub libcuda: the launcher target)")
+    ap.add_argument("--targets", default="cpu,tc,fma,launcher")
     ap.add_argument("--out", default=".", help="where findings.txt goes")
     args = ap.parse_args()
+    # gpu-check.sh runs in its own directory.
+    args.bin = os.path.abspath(args.bin)
+    if args.emulator:
+        args.emulator = os.path.abspath(args.emulator)
     targets = args.targets.split(",")
     if not args.emulator:
         targets = [t for t in targets if t == "cpu"]
+    if not os.path.exists(os.path.join(args.cuda, "include", "cuda.h")):
+        targets = [t for t in targets if t != "launcher"]
     rng = random.Random(args.seed)
     attn_run = os.path.join(args.bin, "attn-run")
     env = dict(os.environ)
@@ -235,7 +304,7 @@ def main():
     for _ in range(args.count):
         spec = draw_spec(rng)
         dims = dims_for(rng, spec)
-        for target in targets:
+        for target in (t for t in targets if t != "launcher"):
             cmd = [attn_run, "--spec", spec, "--check",
                    "--seed=%d" % rng.randint(0, 999)] + dims
             cmd += draw_options(rng, target)
@@ -245,14 +314,33 @@ def main():
     counts = collections.Counter()
     refusals = collections.Counter()
     findings = []
+    verdicts = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for cmd, (verdict, err) in zip(
                 runs, pool.map(lambda c: run_one(args, env, c), runs)):
+            verdicts[tuple(cmd)] = verdict
             counts[verdict] += 1
             if verdict == "refused":
                 refusals[err.splitlines()[-1].split("error:", 1)[-1].strip()] += 1
             elif verdict != "ok":
                 findings.append((verdict, cmd, err))
+    if "launcher" in targets:
+        # The first GPU run of each spec that was ok: its spec and lowering
+        # options (not attn-run's own flags).
+        gpu_runs, seen = [], set()
+        for cmd in runs:
+            if ("--target" in cmd and cmd[2] not in seen and
+                    verdicts[tuple(cmd)] == "ok"):
+                seen.add(cmd[2])
+                gpu_runs.append((cmd[2], [
+                    o for o in cmd[4:] if not o.startswith(
+                        ("--seed", "--dims", "--target", "gpu"))]))
+        if gpu_runs:
+            for verdict, cmd, err in launcher_runs(args, env, gpu_runs):
+                runs.append(cmd)
+                counts[verdict] += 1
+                if verdict != "ok":
+                    findings.append((verdict, cmd, err))
     for msg, n in refusals.most_common():
         print("refused %4d: %s" % (n, msg))
     for verdict, cmd, err in findings:

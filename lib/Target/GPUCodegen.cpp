@@ -149,7 +149,7 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
     }
     if (auto alignments =
             launch->getAttrOfType<DenseI64ArrayAttr>("attn.alignments")) {
-      if (alignments.size() != plan.buffers.size() ||
+      if (static_cast<size_t>(alignments.size()) != plan.buffers.size() ||
           llvm::any_of(alignments.asArrayRef(),
                        [](int64_t a) { return !llvm::isPowerOf2_64(a); }))
         return failure();
