@@ -72,14 +72,17 @@ fuzz: $(SANITIZE_DIR)/build.ninja
 # Differential fuzzing of whole kernels: FUZZ_SPECS random specs through
 # attn-run --check on the CPU and, on the CUDA emulator (built with the CUDA
 # toolkit), the tensor-core and FMA kernels, then attn-compile's C launchers
-# and gpu-driver; exit 1 on a wrong answer or a crash (fuzz/spec-diff.py;
+# and gpu-driver; and FUZZ_REGIONS kernels in MLIR with random score_mod and
+# mask_mod regions; exit 1 on a wrong answer or a crash (fuzz/spec-diff.py;
 # findings in $(BUILD_DIR)/spec-diff/).
-FUZZ_SPECS ?= 200
-FUZZ_SEED  ?= 1
+FUZZ_SPECS   ?= 200
+FUZZ_REGIONS ?= 50
+FUZZ_SEED    ?= 1
 EMULATOR_DIR := $(BUILD_DIR)/lib/cuda-emulator
 fuzz-specs: build
 	fuzz/spec-diff.py --bin $(BUILD_DIR)/bin --count $(FUZZ_SPECS) \
-	  --seed $(FUZZ_SEED) --jobs $(JOBS) --out $(BUILD_DIR)/spec-diff \
+	  --regions $(FUZZ_REGIONS) --seed $(FUZZ_SEED) --jobs $(JOBS) \
+	  --out $(BUILD_DIR)/spec-diff \
 	  $(if $(wildcard $(EMULATOR_DIR)/libcuda.so.1),--emulator $(EMULATOR_DIR))
 
 # The main job: compile a GQA + causal kernel ahead of time (object, C header,

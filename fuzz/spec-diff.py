@@ -2,8 +2,8 @@
 """Differential fuzzing of whole kernels (make fuzz-specs):
 
   fuzz/spec-diff.py --bin BUILD/bin [--emulator DIR] [--cuda DIR]
-                    [--count N] [--seed S] [--jobs J] [--out DIR]
-                    [--targets cpu,tc,fma,launcher]
+                    [--count N] [--regions R] [--seed S] [--jobs J]
+                    [--out DIR] [--targets cpu,tc,fma,launcher]
 
 draws N random valid SPECs (every kind, layout, dtype, mask composition,
 mod, operand and dynamic dim, with random lowering options) and runs each
@@ -16,7 +16,13 @@ each spec whose tc (else fma) run was ok, with that run's options, the way
 a user of a GPU does: attn-compile writes the kernel and its C launcher
 (scripts/gpu-artifacts.sh), and scripts/gpu-check.sh builds the launchers
 and runs gpu-driver (a third reference, in C) on each, plainly and with NaN
-in V, on the emulator. Every run ends one of:
+in V, on the emulator. --regions R adds R kernels written in MLIR with
+random score_mod and mask_mod regions (integer arithmetic of every width,
+divisions, min/max, selects, compares; float terms bounded by tanh),
+sometimes under a causal mask, run by `attn-run FILE --check` on cpu, tc
+and fma: the reference interprets the regions, the kernels inline them, and
+attn-mask-mod-bounds skips the tiles its interval bounds prove hidden.
+Every run ends one of:
   ok       exit 0;
   refused  exit 2 (a bad spec or option) or 1 (a kernel attn cannot
            compile) with a diagnostic: a documented restriction; the
@@ -137,6 +143,205 @@ def draw_spec(rng):
             c for c in ("bs" if kind == "mha" else "bhs")
             if rng.random() < 0.5) or "s"
     return ",".join("%s=%s" % kv for kv in spec.items())
+
+
+class RegionBuilder:
+    """SSA text of a random region over the block arguments %b, %h, %i, %j
+    (index, never negative) and, in a score_mod, %s (f32). Unsigned
+    divisions and casts take only values known not to be negative while they
+    are index-typed: index is 64 bits in the reference and may be 32 in a
+    kernel, which only negative values would tell apart."""
+
+    def __init__(self, rng):
+        self.rng, self.lines, self.count = rng, [], 0
+
+    def emit(self, rhs):
+        name = "%%v%d" % self.count
+        self.count += 1
+        self.lines.append("%s = %s" % (name, rhs))
+        return name
+
+    def leaf(self, ty):
+        """(value, non-negative) of integer type `ty`."""
+        rng = self.rng
+        if rng.random() < 0.3:
+            c = rng.choice([0, 1, 2, 3, 7, 8, 16, 33, 64, rng.randint(-9, 90)])
+            return self.emit("arith.constant %d : %s" % (c, ty)), c >= 0
+        return self.leaf_arg(rng.choice(["%i", "%j", "%i", "%j", "%h", "%b"]),
+                             ty)
+
+    def integer(self, ty, depth):
+        rng = self.rng
+        if depth <= 0 or rng.random() < 0.25:
+            return self.leaf(ty)
+        a, a_pos = self.integer(ty, depth - 1)
+        op = rng.choice(["addi", "subi", "muli", "div", "div", "minmax",
+                         "select"])
+        if op in ("addi", "subi"):
+            b, b_pos = self.integer(ty, depth - 1)
+            return (self.emit("arith.%s %s, %s : %s" % (op, a, b, ty)),
+                    op == "addi" and a_pos and b_pos)
+        if op == "muli":
+            c = rng.choice([-3, -1, 2, 3, 5])
+            k = self.emit("arith.constant %d : %s" % (c, ty))
+            return self.emit("arith.muli %s, %s : %s" % (a, k, ty)), \
+                a_pos and c > 0
+        if op == "div":
+            c = self.emit("arith.constant %d : %s" % (
+                rng.choice([1, 2, 3, 4, 7, 16, 32, 64]), ty))
+            ops = ["divsi", "remsi", "floordivsi", "ceildivsi"]
+            if ty != "index" or a_pos:
+                ops += ["divui", "remui", "ceildivui"]
+            op = rng.choice(ops)
+            return (self.emit("arith.%s %s, %s : %s" % (op, a, c, ty)),
+                    a_pos or op.endswith("ui"))
+        if op == "minmax":
+            b, b_pos = self.integer(ty, depth - 1)
+            ops = ["minsi", "maxsi"]
+            if ty != "index" or (a_pos and b_pos):
+                ops += ["minui", "maxui"]
+            op = rng.choice(ops)
+            pos = (a_pos and b_pos) if op != "maxsi" else (a_pos or b_pos)
+            return self.emit("arith.%s %s, %s : %s" % (op, a, b, ty)), pos
+        b, b_pos = self.integer(ty, depth - 1)
+        cond = self.condition(depth - 1)
+        return (self.emit("arith.select %s, %s, %s : %s" % (cond, a, b, ty)),
+                a_pos and b_pos)
+
+    def pattern(self):
+        """A term of the masks people write (windows, blocks, strides,
+        global tokens), in index or i64, its constants near the edges."""
+        rng = self.rng
+        ty = rng.choice(["index", "i64"])
+        i, _ = self.leaf_arg("%i", ty)
+        j, _ = self.leaf_arg("%j", ty)
+        const = lambda c: self.emit("arith.constant %d : %s" % (c, ty))
+        preds = ["slt", "sle", "sgt", "sge", "eq", "ne"]
+        kind = rng.choice(["band", "block", "rem", "edge"])
+        if kind == "band":  # (i - j) against c
+            a = self.emit("arith.subi %s, %s : %s" % (
+                *rng.choice([(i, j), (j, i)]), ty))
+            b = const(rng.randint(-20, 40))
+        elif kind == "block":  # i / c against j / c (or rem)
+            c = const(rng.choice([2, 3, 8, 16, 24, 32, 64]))
+            op = rng.choice(["divsi", "floordivsi", "ceildivsi", "remsi",
+                             "divui", "remui"])
+            a = self.emit("arith.%s %s, %s : %s" % (op, i, c, ty))
+            b = self.emit("arith.%s %s, %s : %s" % (op, j, c, ty))
+        elif kind == "rem":  # j rem c against an edge of [0, c)
+            c = rng.choice([2, 4, 7, 8, 16, 32])
+            a = self.emit("arith.%s %s, %s : %s" % (
+                rng.choice(["remsi", "remui"]), rng.choice([i, j]), const(c),
+                ty))
+            b = const(rng.choice([0, 1, c - 2, c - 1, c]))
+        else:  # global tokens, prefixes
+            a = rng.choice([i, j])
+            b = const(rng.choice([0, 1, 8, 15, 16, 17, 63, 64, 100]))
+        return self.emit("arith.cmpi %s, %s, %s : %s" % (
+            rng.choice(preds), a, b, ty))
+
+    def leaf_arg(self, arg, ty):
+        if ty == "index":
+            return arg, True
+        return self.emit("arith.%s %s : index to %s" % (
+            self.rng.choice(["index_cast", "index_castui"]), arg, ty)), True
+
+    def condition(self, depth):
+        rng = self.rng
+        if rng.random() < 0.5:
+            return self.pattern()
+        if depth <= 0 or rng.random() < 0.6:
+            ty = rng.choice(["index", "index", "i64", "i32"])
+            # Shallow operands mostly: masks are short formulas of i and j.
+            a, a_pos = self.integer(ty, rng.randint(0, min(depth, 2)))
+            if rng.random() < 0.5:
+                # Against a constant at the edges the bounds must get right.
+                c = rng.choice([0, 1, 2, 3, 6, 7, 15, 16, 31, 32, 63, 64,
+                                rng.randint(0, 100)])
+                b, b_pos = self.emit("arith.constant %d : %s" % (c, ty)), True
+            else:
+                b, b_pos = self.integer(ty, rng.randint(0, min(depth, 2)))
+            preds = ["eq", "ne", "slt", "sle", "sgt", "sge"]
+            if ty != "index" or (a_pos and b_pos):
+                preds += ["ult", "ule", "ugt", "uge"]
+            return self.emit("arith.cmpi %s, %s, %s : %s" % (
+                rng.choice(preds), a, b, ty))
+        a = self.condition(depth - 1)
+        b = self.condition(depth - 1)
+        return self.emit("arith.%s %s, %s : i1" % (
+            rng.choice(["andi", "ori", "ori", "xori"]), a, b))
+
+    def score(self, depth):
+        """An f32 that stays finite for finite %s: index terms pass through
+        tanh."""
+        rng = self.rng
+        if depth <= 0 or rng.random() < 0.25:
+            if rng.random() < 0.6:
+                return "%s"
+            n, _ = self.integer("i64", 2)
+            f = self.emit("arith.sitofp %s : i64 to f32" % n)
+            c = self.emit("arith.constant %r : f32" % rng.choice(
+                [0.01, 0.1, 0.5]))
+            x = self.emit("arith.mulf %s, %s : f32" % (f, c))
+            return self.emit("math.tanh %s : f32" % x)
+        op = rng.choice(["addf", "subf", "scale", "maximumf", "minimumf",
+                         "select", "absf", "cap"])
+        a = self.score(depth - 1)
+        if op in ("addf", "subf", "maximumf", "minimumf"):
+            b = self.score(depth - 1)
+            return self.emit("arith.%s %s, %s : f32" % (op, a, b))
+        if op == "scale":
+            c = self.emit("arith.constant %r : f32" % rng.choice(
+                [-1.5, -0.5, 0.25, 2.0]))
+            return self.emit("arith.mulf %s, %s : f32" % (a, c))
+        if op == "select":
+            b = self.score(depth - 1)
+            return self.emit("arith.select %s, %s, %s : f32" % (
+                self.condition(depth - 1), a, b))
+        if op == "absf":
+            return self.emit("math.absf %s : f32" % a)
+        c = self.emit("arith.constant %r : f32" % rng.choice([0.5, 5.0]))
+        t = self.emit("math.tanh %s : f32" % self.emit(
+            "arith.divf %s, %s : f32" % (a, c)))
+        return self.emit("arith.mulf %s, %s : f32" % (t, c))
+
+
+def draw_region_kernel(rng):
+    """An attn.attention kernel function in MLIR with a random mask_mod
+    and/or score_mod region (and perhaps a causal structured mask), for
+    `attn-run FILE --check`, whose reference interprets the regions."""
+    hkv = rng.choice([1, 2])
+    hq = hkv * rng.choice([1, 2])
+    b, sq = rng.randint(1, 2), rng.randint(1, 160)
+    sk = rng.choice([sq, rng.randint(1, 160)])
+    d = rng.choice([16, 32, 64, 64, 128])
+    dtype = rng.choice(["f32", "f16", "bf16"])
+    tensor = lambda h, s, dim: "tensor<%dx%dx%dx%dx%s>" % (b, h, s, dim, dtype)
+    qt, kt, ot = tensor(hq, sq, d), tensor(hkv, sk, d), tensor(hq, sq, d)
+    regions = []
+    kinds = rng.choice([["mask_mod"], ["score_mod"], ["score_mod", "mask_mod"]])
+    for kind in kinds:
+        r = RegionBuilder(rng)
+        if kind == "score_mod":
+            args = "%s: f32, %b: index, %h: index, %i: index, %j: index"
+            result, ty = r.score(rng.randint(1, 4)), "f32"
+        else:
+            args = "%b: index, %h: index, %i: index, %j: index"
+            result, ty = r.condition(rng.randint(1, 4)), "i1"
+        body = "".join("        %s\n" % line for line in r.lines)
+        regions.append("      %s {\n      ^bb0(%s):\n%s        attn.yield %s : "
+                       "%s\n      }" % (kind, args, body, result, ty))
+    attrs = []
+    if rng.random() < 0.3:
+        attrs.append("structured_mask = #attn.causal<%s>" % rng.choice(
+            ["top_left", "bottom_right"]))
+    return ("func.func @fuzz(%%q: %s, %%k: %s, %%v: %s, %%o: %s) -> %s {\n"
+            "  %%0 = attn.attention ins(%%q, %%k, %%v : %s, %s, %s)\n"
+            "      outs(%%o : %s)%s\n%s -> %s\n"
+            "  return %%0 : %s\n}\n" % (
+                qt, kt, kt, ot, ot, qt, kt, kt, ot,
+                " {%s}" % ", ".join(attrs) if attrs else "",
+                "\n".join(regions), ot, ot))
 
 
 def draw_options(rng, target):
@@ -277,6 +482,9 @@ def main():
     ap.add_argument("--emulator", help="the CUDA emulator's libcuda "
                     "directory (without it only the cpu target runs)")
     ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--regions", type=int, default=0, help="random kernels "
+                    "in MLIR with score_mod/mask_mod regions, run on the "
+                    "cpu, tc and fma targets (written to OUT/regions/)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--timeout", type=int, default=600)
@@ -311,6 +519,25 @@ def main():
             if target != "cpu":
                 cmd += ["--target", "gpu"]
             runs.append(cmd)
+    region_dir = os.path.join(os.path.abspath(args.out), "regions")
+    if args.regions:
+        os.makedirs(region_dir, exist_ok=True)
+    for n in range(args.regions):
+        path = os.path.join(region_dir, "r%d.mlir" % n)
+        with open(path, "w") as f:
+            f.write(draw_region_kernel(rng))
+        for target in (t for t in targets if t != "launcher"):
+            cmd = [attn_run, path, "--check", "--seed=%d" % rng.randint(0, 999)]
+            opts = draw_options(rng, target)
+            # Small tiles, many of them for the mask_mod bounds to classify.
+            if target == "cpu" and not any("tile" in o for o in opts) and \
+                    rng.random() < 0.7:
+                opts += ["--query-tile-size=%d" % rng.choice([8, 16]),
+                         "--kv-tile-size=%d" % rng.choice([16, 32])]
+            cmd += opts
+            if target != "cpu":
+                cmd += ["--target", "gpu"]
+            runs.append(cmd)
     counts = collections.Counter()
     refusals = collections.Counter()
     findings = []
@@ -329,7 +556,8 @@ def main():
         # options (not attn-run's own flags).
         gpu_runs, seen = [], set()
         for cmd in runs:
-            if ("--target" in cmd and cmd[2] not in seen and
+            if (cmd[1] == "--spec" and "--target" in cmd and
+                    cmd[2] not in seen and
                     verdicts[tuple(cmd)] == "ok"):
                 seen.add(cmd[2])
                 gpu_runs.append((cmd[2], [
@@ -351,9 +579,11 @@ def main():
     with open(os.path.join(args.out, "findings.txt"), "w") as f:
         for verdict, cmd, err in findings:
             f.write("%s\t%s\n" % (verdict, "\t".join(cmd)))
-    print("spec-diff: seed %d, %d specs x %s = %d runs: %d ok, %d refused, "
+    print("spec-diff: seed %d, %d specs x %s%s = %d runs: %d ok, %d refused, "
           "%d wrong, %d crashed" % (
-              args.seed, args.count, "/".join(targets), len(runs),
+              args.seed, args.count, "/".join(targets),
+              ", %d region kernels" % args.regions if args.regions else "",
+              len(runs),
               counts["ok"], counts["refused"], counts["WRONG"],
               counts["CRASH"]))
     return 1 if findings else 0
