@@ -19,7 +19,7 @@ and runs gpu-driver (a third reference, in C) on each, plainly and with NaN
 in V, on the emulator. --regions R adds R kernels written in MLIR with
 random score_mod and mask_mod regions (integer arithmetic of every width,
 divisions, min/max, selects, compares; float terms bounded by tanh),
-sometimes under a causal mask, run by `attn-run FILE --check` on cpu, tc
+sometimes under a causal mask or a sliding window, run by `attn-run FILE --check` on cpu, tc
 and fma: the reference interprets the regions, the kernels inline them, and
 attn-mask-mod-bounds skips the tiles its interval bounds prove hidden.
 Every run ends one of:
@@ -332,9 +332,11 @@ def draw_region_kernel(rng):
         regions.append("      %s {\n      ^bb0(%s):\n%s        attn.yield %s : "
                        "%s\n      }" % (kind, args, body, result, ty))
     attrs = []
-    if rng.random() < 0.3:
-        attrs.append("structured_mask = #attn.causal<%s>" % rng.choice(
-            ["top_left", "bottom_right"]))
+    if rng.random() < 0.4:
+        attrs.append("structured_mask = %s" % rng.choice([
+            "#attn.causal<top_left>", "#attn.causal<bottom_right>",
+            "#attn.sliding_window<left = %d, right = %d>" % (
+                rng.randint(0, 64), rng.choice([0, rng.randint(0, 32)]))]))
     return ("func.func @fuzz(%%q: %s, %%k: %s, %%v: %s, %%o: %s) -> %s {\n"
             "  %%0 = attn.attention ins(%%q, %%k, %%v : %s, %s, %s)\n"
             "      outs(%%o : %s)%s\n%s -> %s\n"
