@@ -48,6 +48,7 @@ static const char *const kPipelines[] = {
     "builtin.module(attn-convert-to-gpu)",
     "builtin.module(attn-convert-to-gpu{mma=true kv-stages=2 pack-gqa=false})",
     "builtin.module(attn-convert-to-gpu{mma=true mma-query-in-shared=true})",
+    "builtin.module(attn-convert-to-gpu{mma=true mma-row-sums=true})",
     "builtin.module(attn-cpu-pipeline)",
     "builtin.module(attn-cpu-pipeline{fused=false})",
     "builtin.module(attn-convert-to-gpu{mma=true},canonicalize,cse,"
