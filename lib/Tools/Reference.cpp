@@ -138,16 +138,19 @@ static bool isKeyVisible(const ReferenceProblem &p, int64_t b, int64_t h,
   return c >= 2 || (c == 1 && isVisibleByOthers(p, b, h, i, j));
 }
 
-/// x [rows, in] W [in, out] as f32 (the attention's inputs).
+/// x [rows, in] W [in, out] as f32 (the attention's inputs), each value
+/// rounded by `round` when given (as kernels store a projection in f16 or
+/// bf16).
 static std::vector<float> project(const float *x, const float *w, int64_t rows,
-                                  int64_t in, int64_t out) {
+                                  int64_t in, int64_t out,
+                                  float (*round)(float)) {
   std::vector<float> result(rows * out);
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < out; ++c) {
       double sum = 0;
       for (int64_t e = 0; e < in; ++e)
         sum += double(x[r * in + e]) * w[e * out + c];
-      result[r * out + c] = float(sum);
+      result[r * out + c] = round ? round(float(sum)) : float(sum);
     }
   return result;
 }
@@ -157,14 +160,10 @@ void mlir::attn::referenceAdditiveAttention(
     const float *wq, const float *wk, const float *wScore, int64_t attentionDim,
     float (*round)(float), double *out) {
   // The projections keep the layout: they act on the feature dim only.
-  std::vector<float> qa =
-      project(q, wq, p.batch * p.qHeads * p.qLen, p.headDim, attentionDim);
-  std::vector<float> ka =
-      project(k, wk, p.batch * p.kvHeads * p.kvLen, p.headDim, attentionDim);
-  if (round)
-    for (std::vector<float> *projected : {&qa, &ka})
-      for (float &x : *projected)
-        x = round(x);
+  std::vector<float> qa = project(q, wq, p.batch * p.qHeads * p.qLen, p.headDim,
+                                  attentionDim, round);
+  std::vector<float> ka = project(k, wk, p.batch * p.kvHeads * p.kvLen,
+                                  p.headDim, attentionDim, round);
   std::vector<float> table;
   for (int64_t h = 0; h < p.qHeads; ++h)
     table.insert(table.end(), wScore, wScore + attentionDim);
@@ -179,16 +178,12 @@ void mlir::attn::referenceMultiHeadAttention(const ReferenceProblem &p,
                                              double *out) {
   ReferenceProblem heads = p;
   heads.bshd = true;
-  std::vector<float> q =
-      project(m.xq, m.wq, p.batch * p.qLen, m.embed, p.qHeads * p.headDim);
-  std::vector<float> k =
-      project(m.xk, m.wk, p.batch * p.kvLen, m.embed, p.kvHeads * p.headDim);
-  std::vector<float> v =
-      project(m.xv, m.wv, p.batch * p.kvLen, m.embed, p.kvHeads * p.valueDim);
-  if (m.round)
-    for (std::vector<float> *projected : {&q, &k, &v})
-      for (float &x : *projected)
-        x = m.round(x);
+  std::vector<float> q = project(m.xq, m.wq, p.batch * p.qLen, m.embed,
+                                 p.qHeads * p.headDim, m.round);
+  std::vector<float> k = project(m.xk, m.wk, p.batch * p.kvLen, m.embed,
+                                 p.kvHeads * p.headDim, m.round);
+  std::vector<float> v = project(m.xv, m.wv, p.batch * p.kvLen, m.embed,
+                                 p.kvHeads * p.valueDim, m.round);
   int64_t rows = p.batch * p.qLen, merged = p.qHeads * p.valueDim;
   std::vector<double> attention(rows * merged);
   referenceAttention(heads, q.data(), k.data(), v.data(), attention.data());
