@@ -89,11 +89,12 @@ def draw_spec(rng):
     hq = hkv * rng.choice([1, 1, 2, 4])
     sq = rng.choice([1, 2, rng.randint(1, 300), rng.randint(1, 300)])
     sk = rng.choice([sq, sq, rng.randint(1, 300)])
-    d = rng.choice([16, 32, 48, 64, 64, 128, 128, rng.randint(1, 130)])
+    d = rng.choice([16, 32, 48, 64, 64, 128, 128, 192, 256,
+                    rng.randint(1, 130)])
     spec = {"b": rng.randint(1, 3), "hq": hq, "hkv": hkv, "sq": sq, "sk": sk,
             "d": d}
     if rng.random() < 0.2:
-        spec["dv"] = rng.choice([8, 16, 40, 64, 128, rng.randint(1, 130)])
+        spec["dv"] = rng.choice([8, 16, 40, 64, 128, 256, rng.randint(1, 130)])
     spec["dtype"] = rng.choice(DTYPES)
     if kind == "mha":
         spec["e"] = rng.choice([32, 64, 96, 128])

@@ -103,30 +103,13 @@ static AttentionOp getKernelAttention(func::FuncOp func) {
 /// The most elements of q and of acc one lane keeps in registers.
 static constexpr int64_t kMaxSliceElements = 32;
 
-/// Whether the tensor-core kernel takes `op`: f16 or bf16 q, k and v (one
-/// type), D a multiple of 16 and Dv of 8, both at most 128 (the output
-/// fragments stay in registers), and a dot-product similarity (the Gaussian
-/// one needs key norms its fragments do not give, the additive one is no
-/// matrix product).
-static bool fitsTensorCores(AttentionOp op, int64_t d, int64_t dv) {
-  if (op.getSimilarity() != Similarity::Dot)
-    return false;
-  Type element = getElementTypeOrSelf(op.getQuery().getType());
-  if (!element.isF16() && !element.isBF16())
-    return false;
-  for (Value operand : {op.getKey(), op.getValue()})
-    if (getElementTypeOrSelf(operand.getType()) != element)
-      return false;
-  return d % 16 == 0 && dv % 8 == 0 && d <= 128 && dv <= 128;
-}
-
-/// Whether a row of a block may not see a key another row sees: under a
-/// mask tensor, a structured mask, spans, a mask_mod or a block mask (kv_lens
-/// and Sk hide keys from every row alike).
-static bool hidesKeysPerRow(AttentionOp op) {
-  return op.getMask() || op.getStructuredMaskAttr() || op.getSpans() ||
-         !op.getMaskMod().empty() || op.getBlockMask();
-}
+/// The widest D and Dv of the tensor-core kernel: at Dv = 256 the output
+/// fragments of a warp's 16 rows take 128 f32 registers a lane.
+static constexpr int64_t kMaxMmaHeadDim = 256;
+/// The widest D and Dv of a narrow head. Past it a head is wide: its output
+/// fragments may take 128 registers a lane (Dv = 256; two row blocks of Dv
+/// = 128 take as many), which leaves the tensor-core kernel few registers.
+static constexpr int64_t kMaxNarrowHeadDim = 128;
 
 /// Whether the kernel of `op` evaluates a mask other than a band (causal or
 /// sliding window) per score in the key tiles a block sees partly: a mask
@@ -138,6 +121,37 @@ static bool evaluatesMasksBeyondBands(AttentionOp op) {
   StructuredMaskAttrInterface mask = op.getStructuredMaskAttr();
   return op.getMask() || !op.getMaskMod().empty() || op.getSpans() ||
          op.getBlockMask() || (mask && !isBandMask(mask));
+}
+
+/// Whether the tensor-core kernel takes `op`: f16 or bf16 q, k and v (one
+/// type), D a multiple of 16 and Dv of 8, both at most 256 (the output
+/// fragments stay in registers: 128 a lane at Dv = 256), and a dot-product
+/// similarity (the Gaussian one needs key norms its fragments do not give,
+/// the additive one is no matrix product). Wide heads (D or Dv past 128)
+/// under masks beyond bands take the FMA kernel: those spilled, the
+/// tensor-core kernel (block masks, mask_mods, block bitmaps: 24 to 112
+/// bytes even with 16-key tiles) or its exact FMA kernel (512 threads of
+/// 128 registers at D = 256: 8 bytes under bigbird).
+static bool fitsTensorCores(AttentionOp op, int64_t d, int64_t dv) {
+  if (op.getSimilarity() != Similarity::Dot)
+    return false;
+  Type element = getElementTypeOrSelf(op.getQuery().getType());
+  if (!element.isF16() && !element.isBF16())
+    return false;
+  for (Value operand : {op.getKey(), op.getValue()})
+    if (getElementTypeOrSelf(operand.getType()) != element)
+      return false;
+  if (d % 16 || dv % 8 || d > kMaxMmaHeadDim || dv > kMaxMmaHeadDim)
+    return false;
+  return std::max(d, dv) <= kMaxNarrowHeadDim || !evaluatesMasksBeyondBands(op);
+}
+
+/// Whether a row of a block may not see a key another row sees: under a
+/// mask tensor, a structured mask, spans, a mask_mod or a block mask (kv_lens
+/// and Sk hide keys from every row alike).
+static bool hidesKeysPerRow(AttentionOp op) {
+  return op.getMask() || op.getStructuredMaskAttr() || op.getSpans() ||
+         !op.getMaskMod().empty() || op.getBlockMask();
 }
 
 /// The query heads sharing a KV head, g = Hq / Hkv, that one block of `op`
@@ -187,8 +201,12 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
   if (options.mma && fitsTensorCores(op, d, dv)) {
     // A warp per 16 rows (4 by default); key tiles in whole 16-key steps of
     // f16 that fit. Kernels evaluating heavier masks keep fewer registers
-    // live.
-    bool lean = evaluatesMasksBeyondBands(op);
+    // live, as do wide heads (D or Dv past 128), whose output fragments take
+    // up to 128 registers a lane: with 64-key tiles ptxas spilled at D = Dv
+    // = 192 and 224 (sm_90: 36 and 172 bytes), with 32-key ones at none of
+    // D, Dv in {144, 160, 192, 224, 256}.
+    bool wide = std::max(d, dv) > kMaxNarrowHeadDim;
+    bool lean = evaluatesMasksBeyondBands(op) || wide;
     int64_t keys = options.mmaKvTileSize;
     if (!keys)
       keys = lean ? 32 : 64;
@@ -196,9 +214,17 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     // A query of at most 16 rows (decoding) takes blocks of one warp: the
     // other three would only compute rows past Sq, and smaller blocks leave
     // room for more of them per SM, each with its K/V copies in flight.
+    // Wide heads keep blocks of 4 warps: one warp's share of a tile's
+    // copies (4 times as many addresses) spilled there (D = Dv = 192: 384
+    // bytes).
     auto q = cast<ShapedType>(op.getQuery().getType());
     int64_t sq = q.getDimSize(getSeqDimPos(op.getLayout()));
     int64_t rows = options.mmaBlockRows, warpRows = options.mmaWarpRows;
+    // Two row blocks of a wide head would take 256 registers a lane for
+    // their output alone (Dv = 256), or leave few beside it (D = 256, Dv =
+    // 128: 252 on sm_90), so wide heads keep warps of 16 rows.
+    if (wide)
+      warpRows = 16;
     if (!rows) {
       rows = !ShapedType::isDynamic(sq) && sq <= 16 ? 16 : 64;
       // Packed GQA heads count as rows: as few warps as hold them, up to 4.
@@ -207,6 +233,8 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
       bool packs = g > 1 && sq * g > 16 && packed <= 64 && packed % g == 0;
       if (packs)
         rows = packed;
+      if (wide)
+        rows = 64;
       // Warps of 32 rows take blocks of 4 of them, packed heads as many as
       // hold them; blocks under 64 rows (decoding) would compute rows past
       // Sq, so they keep warps of 16.
