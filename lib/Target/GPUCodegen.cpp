@@ -144,6 +144,7 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
         plan.kvSplits = intAttr(launch, "attn.kv_splits");
       if (launch->hasAttr("attn.packed_heads"))
         plan.packedHeads = intAttr(launch, "attn.packed_heads");
+      plan.tensorCores = launch->hasAttr("attn.tensor_cores");
       if (plan.blockRows <= 0 || plan.kvSplits <= 0 || plan.packedHeads <= 0)
         return failure();
     }

@@ -71,6 +71,8 @@ struct GPULaunch {
   int64_t kvSplits = 1;
   /// Query heads per block (GQA packing): `blockRows` query rows of each.
   int64_t packedHeads = 1;
+  /// Whether the attention kernel multiplies on tensor cores (else FMAs).
+  bool tensorCores = false;
   /// The alignment in bytes each buffer's data needs (what the kernel
   /// reads or writes of it at once: 16 of K and V where cp.async copies
   /// them); empty: none beyond their elements.

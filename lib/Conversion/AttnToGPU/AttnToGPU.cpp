@@ -445,7 +445,8 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
       kernel.setWorkgroupAttributionAttr(
           tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
     KernelBuilder(b, loc, op, of).build(kernel);
-    return {kernel, of.threads(), operandAlignments(op, of), dynamicShared};
+    return {kernel, of.threads(), operandAlignments(op, of), dynamicShared,
+            of.mma};
   };
   SmallVector<KernelLaunch> launches = {
       buildKernel(shape, func.getSymName(), gpu::GPUModuleOp())};

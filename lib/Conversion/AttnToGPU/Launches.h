@@ -55,6 +55,8 @@ struct KernelLaunch {
   int64_t threads;
   SmallVector<int64_t> alignments = {};
   int64_t dynamicShared = 0;
+  /// Whether it multiplies on tensor cores (`mma.sync`).
+  bool tensorCores = false;
 };
 
 /// The operands of `attention` a kernel takes, in its order: q, k, v,
