@@ -348,18 +348,24 @@ def draw_region_kernel(rng):
 
 
 def draw_options(rng, target):
-    """Random lowering options of a target, as attn-run flags."""
-    opts = []
-    if target == "cpu":
-        if rng.random() < 0.2:
-            opts.append("--fused=false")
-        if rng.random() < 0.2:
-            opts.append("--ukernels=false")
-        if rng.random() < 0.3:
-            opts.append("--kv-tile-size=%d" % rng.choice([16, 32, 64]))
-        if rng.random() < 0.3:
-            opts.append("--query-tile-size=%d" % rng.choice([8, 16, 64]))
-        return opts
+    """Random lowering options of a target, as attn-run flags: each of its
+    (probability, flag[, values]) drawn in turn, a flag with values taking
+    one of them."""
+    cpu = [(0.2, "--fused=false"), (0.2, "--ukernels=false"),
+           (0.3, "--kv-tile-size=%d", [16, 32, 64]),
+           (0.3, "--query-tile-size=%d", [8, 16, 64])]
+    fma = [(0.3, "--kv-tile-size=%d", [16, 32])]
+    tc = [(0.3, "--mma-warp-rows=32"), (0.25, "--kv-stages=2"),
+          (0.2, "--mma-query-in-shared"), (0.25, "--mma-row-sums"),
+          (0.2, "--kv-tile-size=%d", [16, 32, 64])]
+    gpu = [(0.2, "--kv-splits=%d", [1, 2, 3]), (0.15, "--pack-gqa=false"),
+           (0.1, "--min-blocks-per-sm=2")]
+    table = {"cpu": cpu, "fma": fma + gpu}.get(target, tc + gpu)
+    opts = ["--mma=false"] if target == "fma" else []
+    for probability, flag, *values in table:
+        if rng.random() < probability:
+            opts.append(flag % rng.choice(values[0]) if values else flag)
+    return opts
     if target == "fma":
         opts.append("--mma=false")
         if rng.random() < 0.3:
