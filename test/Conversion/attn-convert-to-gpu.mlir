@@ -383,6 +383,50 @@ func.func @dynamic_heads(%q: tensor<1x?x16x32xf32>, %k: tensor<1x?x16x32xf32>,
 
 // -----
 
+// D = 66 and Dv = 38, which no power of two over 2 divides: 4 lanes a row
+// still (slices of 18 and 10, not 33 and 19 on 2 lanes), each holding
+// round-robin chunks of 2. Lane 0 alone holds a 9th chunk of q and k, lanes
+// 0-2 a 5th of v and out; a chunk past the row reads column 0 and holds
+// zeros, and is not stored.
+// CHECK-LABEL: func.func @uneven_slices
+// CHECK: %[[C128:.+]] = arith.constant 128 : index
+// CHECK: threads in (%[[C128]], %{{.+}}, %{{.+}})
+// CHECK: gpu.func @uneven_slices
+// CHECK-SAME: workgroup(%[[KT:.+]] : memref<32x66xf32, #gpu.address_space<workgroup>> {{.+}}, %[[VT:.+]] : memref<32x38xf32,
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[ZEROS:.+]] = arith.constant dense<0.000000e+00> : vector<2xf32>
+// CHECK: %[[LANE:.+]] = arith.remui %{{.+}}, %[[C4]] : index
+// CHECK: %[[NINTH:.+]] = arith.cmpi slt, %[[LANE]], %[[C1]] : index
+// CHECK: %[[QCOL:.+]] = arith.select %[[NINTH]], %{{.+}}, %[[C0]] : index
+// CHECK: %[[QAT:.+]] = arith.addi %{{.+}}, %[[QCOL]] : index
+// CHECK: %[[Q9:.+]] = vector.load %{{.+}}[%[[QAT]]] {{.+}} vector<2xf32>
+// CHECK: %[[Q9Z:.+]] = arith.select %[[NINTH]], %[[Q9]], %[[ZEROS]] : vector<2xf32>
+// CHECK: vector.shuffle %{{.+}}, %[[Q9Z]] {{.+}} : vector<16xf32>, vector<2xf32>
+// CHECK: arith.mulf %{{.+}}, %{{.+}} : vector<18xf32>
+// CHECK: %[[K9:.+]] = vector.load %[[KT]][%{{.+}}, %[[QCOL]]] : memref<32x66xf32, {{.+}}>, vector<2xf32>
+// CHECK: arith.select %[[NINTH]], %[[K9]], %[[ZEROS]] : vector<2xf32>
+// CHECK: %[[FIFTH:.+]] = arith.cmpi slt, %[[LANE]], %[[C3]] : index
+// CHECK: %[[VCOL:.+]] = arith.select %[[FIFTH]], %{{.+}}, %[[C0]] : index
+// CHECK: %[[V5:.+]] = vector.load %[[VT]][%{{.+}}, %[[VCOL]]] : memref<32x38xf32, {{.+}}>, vector<2xf32>
+// CHECK: arith.select %[[FIFTH]], %[[V5]], %[[ZEROS]] : vector<2xf32>
+// CHECK-COUNT-4: vector.store %{{.+}} : memref<?xf32>, vector<2xf32>
+// CHECK: %[[STORE5:.+]] = arith.cmpi slt, %[[LANE]], %[[C3]] : index
+// CHECK-NEXT: scf.if %[[STORE5]] {
+// CHECK: vector.store %{{.+}} : memref<?xf32>, vector<2xf32>
+func.func @uneven_slices(%q: tensor<1x2x?x66xf32>, %k: tensor<1x2x?x66xf32>,
+                         %v: tensor<1x2x?x38xf32>, %o: tensor<1x2x?x38xf32>)
+    -> tensor<1x2x?x38xf32> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x?x66xf32>,
+                          tensor<1x2x?x66xf32>, tensor<1x2x?x38xf32>)
+      outs(%o : tensor<1x2x?x38xf32>) -> tensor<1x2x?x38xf32>
+  return %0 : tensor<1x2x?x38xf32>
+}
+
+// -----
+
 // A sparse pattern: the block's keys start at its chunk (floor(qFirst / 64)
 // * 64), a key tile the chunks prove hidden is skipped whole (the branch is
 // the block's), one every row sees whole runs without the per-score test,

@@ -187,9 +187,12 @@ static void packHeads(AttentionOp op, const ConvertAttnToGPUOptions &options,
 
 /// The shape of the kernel of `op`: on tensor cores (`mma`, where
 /// fitsTensorCores), a warp per 16 or 32 rows; else T lanes per row, the fewest
-/// (a power of two up to a warp) that divide D and Dv into slices of at most 32
-/// registers each (else the most that divide both). Either shrinks the key tile
-/// until the K and V tiles fit in static shared memory (the tensor cores'
+/// (a power of two up to a warp) whose slices of D and Dv take at most 32
+/// registers each (else a warp). T need not divide them: where it does not, a
+/// lane's last chunk of a row may be padding (see gatherSlice), which costs
+/// less than the 79 to 128 registers of slices of the most lanes dividing both
+/// (D = 144 and Dv = 79 spilled 348 bytes on sm_90). Either shrinks the key
+/// tile until the K and V tiles fit in static shared memory (the tensor cores'
 /// double-buffered ones, or beside Q: in kDynamicSharedBytes) and packs GQA
 /// heads where packHeads can. Fails with a diagnostic when a block would
 /// exceed 1024 threads or one key row does not fit.
@@ -273,15 +276,12 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     packHeads(op, options, shape);
     return shape;
   }
-  int64_t lanes = 0, fallback = 1;
-  for (int64_t t = 1; t <= 32 && !lanes; t *= 2) {
-    if (d % t || dv % t)
-      continue;
-    fallback = t;
-    if (d / t <= kMaxSliceElements && dv / t <= kMaxSliceElements)
-      lanes = t;
-  }
-  KernelShape shape{blockRows, lanes ? lanes : fallback, kvTile, d, dv};
+  int64_t lanes = 1;
+  while (lanes < 32 &&
+         (KernelShape::sliceElements(d, lanes) > kMaxSliceElements ||
+          KernelShape::sliceElements(dv, lanes) > kMaxSliceElements))
+    lanes *= 2;
+  KernelShape shape{blockRows, lanes, kvTile, d, dv};
   if (shape.threads() > 1024)
     return op.emitError() << "attn-convert-to-gpu: " << blockRows << " rows of "
                           << shape.threadsPerRow

@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // The FMA kernel (any float type): T consecutive lanes share a query row,
-// each holding D/T (at most 32) of its query and Dv/T of its accumulator in
-// registers; K and V tiles go through shared memory as f32; the online
-// softmax runs in registers with exp2 (log2(e) folded in), in steps of a
+// each holding about D/T (at most 32) of its query and Dv/T of its
+// accumulator in registers; K and V tiles go through shared memory as f32; the
+// online softmax runs in registers with exp2 (log2(e) folded in), in steps of a
 // few keys.
 //
 //===----------------------------------------------------------------------===//
@@ -62,7 +62,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   // The Gaussian and additive scores are linear in it too.
   Value scale = logitScale(args);
   auto qVecType = VectorType::get({shape.headSlice()}, b.getF32Type());
-  Value qLoaded = loadRowSlice(q, qAt, lane, shape.headSlice());
+  Value qLoaded = loadRowSlice(q, qAt, lane, shape.headDim);
   Value qSlice = arith::MulFOp::create(
       b, loc, qLoaded, vector::BroadcastOp::create(b, loc, qVecType, scale));
   // Additive: this lane's slice of w[h], scaled; a score is then
@@ -72,7 +72,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
     weightSlice = arith::MulFOp::create(
         b, loc,
         loadRowSlice(args.additiveWeight, mul(rowHead, index(shape.headDim)),
-                     lane, shape.headSlice()),
+                     lane, shape.headDim),
         vector::BroadcastOp::create(b, loc, qVecType, scale));
   Value halfScale;
   if (op.getSimilarity() == Similarity::Gaussian)
@@ -92,7 +92,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   // Row i's score of key row jj of the K tile: this lane's part, summed
   // over the row's lanes.
   auto scoreOf = [&](Value jj) {
-    Value keySlice = loadTileSlice(keyTile, jj, lane, shape.headSlice());
+    Value keySlice = loadTileSlice(keyTile, jj, lane, shape.headDim);
     Value score;
     if (weightSlice) {
       score = chunkedDot(
@@ -164,9 +164,8 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
                 Value p = math::Exp2Op::create(
                     b, loc, arith::SubFOp::create(b, loc, logits[g], base));
                 newSum = arith::AddFOp::create(b, loc, newSum, p);
-                Value valueSlice =
-                    loadTileSlice(valueTile, m.add(first, index(g)), lane,
-                                  shape.valueSlice());
+                Value valueSlice = loadTileSlice(
+                    valueTile, m.add(first, index(g)), lane, shape.valueDim);
                 // A key the row does not see (p = 0) adds nothing, even a
                 // NaN or Inf value. A branch, not a select per element: the
                 // rows of a warp mostly agree.
@@ -218,7 +217,7 @@ void KernelBuilder::buildFma(gpu::GPUFuncOp kernel) {
   // Chunks of outChunk() elements, an alignment the launcher checks.
   int64_t chunkBytes =
       shape.outChunk() * outElement.getIntOrFloatBitWidth() / 8;
-  scatterSlice(lane, result, [&](Value chunk, Value column) {
+  scatterSlice(lane, shape.valueDim, result, [&](Value chunk, Value column) {
     vector::StoreOp::create(b, loc, chunk, out, m.add(outAt, column),
                             /*nontemporal=*/false,
                             llvm::MaybeAlign(chunkBytes));

@@ -104,8 +104,21 @@ struct KernelShape {
   SmallVector<int64_t> queryTileShape() const {
     return {blockRows / 16 * (headDim / 16), 32, 4};
   }
-  int64_t headSlice() const { return headDim / threadsPerRow; }
-  int64_t valueSlice() const { return valueDim / threadsPerRow; }
+  /// The FMA kernel's T lanes of a row deal its `dim` elements out in
+  /// chunks (see gatherSlice) of sliceChunk elements: the widest of 4, 2, 1
+  /// dividing a lane's share where T divides `dim`, else dividing `dim` (a
+  /// lane's last chunk may then lie past the row).
+  static int64_t sliceChunk(int64_t dim, int64_t lanes) {
+    return chunkWidth(dim % lanes ? dim : dim / lanes);
+  }
+  /// The elements a lane holds of a row of `dim`: its chunks, the row's
+  /// chunks over `lanes` rounded up.
+  static int64_t sliceElements(int64_t dim, int64_t lanes) {
+    int64_t w = sliceChunk(dim, lanes);
+    return llvm::divideCeil(dim / w, lanes) * w;
+  }
+  int64_t headSlice() const { return sliceElements(headDim, threadsPerRow); }
+  int64_t valueSlice() const { return sliceElements(valueDim, threadsPerRow); }
   /// Elements after each K or V row of `dim` in shared memory: for the
   /// tensor cores, 16 bytes when that makes the row an odd number of
   /// 16-byte chunks, so the 8 rows one ldmatrix reads start in the 8
@@ -132,8 +145,12 @@ struct KernelShape {
   /// Elements the kernel reads of a Q row at once (and of an additive
   /// weight's), and writes of an out row: the tensor cores' pairs of a
   /// fragment, or the FMA kernel's chunks of a lane's slice.
-  int64_t queryChunk() const { return mma ? 2 : chunkWidth(headSlice()); }
-  int64_t outChunk() const { return mma ? 2 : chunkWidth(valueSlice()); }
+  int64_t queryChunk() const {
+    return mma ? 2 : sliceChunk(headDim, threadsPerRow);
+  }
+  int64_t outChunk() const {
+    return mma ? 2 : sliceChunk(valueDim, threadsPerRow);
+  }
 };
 
 /// Builds the body of the kernel for one attention.
@@ -408,36 +425,73 @@ private:
   }
 
   /// The FMA kernel's lanes hold interleaved slices of a row: of the T lanes
-  /// of a row, `lane` holds the chunks of w elements that start at columns
-  /// (c T + lane) w, w the widest of 4, 2, 1 dividing the slice. The T lanes
-  /// reading a key row of shared memory then read T adjacent chunks, free of
-  /// bank conflicts (contiguous slices of 32 floats would all start in bank
-  /// 0).
+  /// of a row, `lane` holds the chunks of w elements (sliceChunk) that start
+  /// at columns (c T + lane) w. The T lanes reading a key row of shared
+  /// memory then read T adjacent chunks, free of bank conflicts (contiguous
+  /// slices of 32 floats would all start in bank 0).
   ///
-  /// `lane`'s slice of `slice` elements, as f32: `load(column, w)` reads
-  /// the chunk from `column`.
-  Value gatherSlice(Value lane, int64_t slice,
+  /// `lane`'s slice of a row of `dim` elements, as f32: `load(column, w)`
+  /// reads the chunk from `column`. A chunk past the row (T not dividing
+  /// it) reads column 0, in bounds, and holds zeros, which add nothing to a
+  /// dot product.
+  Value gatherSlice(Value lane, int64_t dim,
                     function_ref<Value(Value, int64_t)> load) {
-    // Concatenated by shuffles (which, unlike strided slices, lower to LLVM
-    // directly).
-    int64_t w = KernelShape::chunkWidth(slice);
-    Value gathered = load(sliceColumn(lane, 0, w), w);
-    for (int64_t c = 1; c < slice / w; ++c)
-      gathered = vector::ShuffleOp::create(
-          b, loc, gathered, load(sliceColumn(lane, c, w), w),
-          llvm::to_vector(llvm::seq<int64_t>(0, (c + 1) * w)));
+    int64_t w = KernelShape::sliceChunk(dim, shape.threadsPerRow);
+    int64_t chunks = KernelShape::sliceElements(dim, shape.threadsPerRow) / w;
+    auto chunkType = VectorType::get({w}, b.getF32Type());
+    Value gathered;
+    for (int64_t c = 0; c < chunks; ++c) {
+      Value column = sliceColumn(lane, c, w);
+      Value inRow = chunkInRow(lane, dim, c);
+      if (inRow)
+        column = arith::SelectOp::create(b, loc, inRow, column, index(0));
+      Value chunk = load(column, w);
+      if (inRow)
+        chunk = arith::SelectOp::create(
+            b, loc, inRow, chunk,
+            arith::ConstantOp::create(b, loc,
+                                      DenseElementsAttr::get(chunkType, 0.0f)));
+      // Concatenated by shuffles (which, unlike strided slices, lower to
+      // LLVM directly).
+      gathered = c == 0
+                     ? chunk
+                     : vector::ShuffleOp::create(
+                           b, loc, gathered, chunk,
+                           llvm::to_vector(llvm::seq<int64_t>(0, (c + 1) * w)))
+                           .getResult();
+    }
     return gathered;
   }
-  /// Stores `lane`'s slice `values` by `store(chunk, column)`.
-  void scatterSlice(Value lane, Value values,
+  /// Stores `lane`'s slice `values` of a row of `dim` by `store(chunk,
+  /// column)`, but for a chunk past the row.
+  void scatterSlice(Value lane, int64_t dim, Value values,
                     function_ref<void(Value, Value)> store) {
     int64_t slice = cast<VectorType>(values.getType()).getNumElements();
-    int64_t w = KernelShape::chunkWidth(slice);
-    for (int64_t c = 0; c < slice / w; ++c)
-      store(vector::ShuffleOp::create(
-                b, loc, values, values,
-                llvm::to_vector(llvm::seq<int64_t>(c * w, (c + 1) * w))),
-            sliceColumn(lane, c, w));
+    int64_t w = KernelShape::sliceChunk(dim, shape.threadsPerRow);
+    for (int64_t c = 0; c < slice / w; ++c) {
+      Value chunk = vector::ShuffleOp::create(
+          b, loc, values, values,
+          llvm::to_vector(llvm::seq<int64_t>(c * w, (c + 1) * w)));
+      Value column = sliceColumn(lane, c, w);
+      Value inRow = chunkInRow(lane, dim, c);
+      if (!inRow) {
+        store(chunk, column);
+        continue;
+      }
+      OpBuilder::InsertionGuard guard(b);
+      auto inside = scf::IfOp::create(b, loc, inRow, /*withElseRegion=*/false);
+      b.setInsertionPointToStart(&inside.getThenRegion().front());
+      store(chunk, column);
+    }
+  }
+  /// Whether `lane`'s chunk `c` of a row of `dim` lies in the row, or null
+  /// where every lane's does.
+  Value chunkInRow(Value lane, int64_t dim, int64_t c) {
+    int64_t t = shape.threadsPerRow;
+    int64_t rowChunks = dim / KernelShape::sliceChunk(dim, t);
+    if ((c + 1) * t <= rowChunks)
+      return {};
+    return m.slt(lane, index(rowChunks - c * t));
   }
   /// The dot product of two f32 vectors as FMA chains over 4-wide chunks,
   /// then a sum of the chunk (LLVM fuses no multiply into an add without
@@ -459,14 +513,14 @@ private:
     return mul(m.add(index(c * shape.threadsPerRow), lane), index(w));
   }
   /// `lane`'s slice of a row of the 1-D `memref` starting at `rowStart`.
-  Value loadRowSlice(Value memref, Value rowStart, Value lane, int64_t slice) {
-    return gatherSlice(lane, slice, [&](Value column, int64_t w) {
+  Value loadRowSlice(Value memref, Value rowStart, Value lane, int64_t dim) {
+    return gatherSlice(lane, dim, [&](Value column, int64_t w) {
       return loadSlice(memref, m.add(rowStart, column), w);
     });
   }
   /// `lane`'s slice of row `row` of a shared K or V tile.
-  Value loadTileSlice(Value tile, Value row, Value lane, int64_t slice) {
-    return gatherSlice(lane, slice, [&](Value column, int64_t w) -> Value {
+  Value loadTileSlice(Value tile, Value row, Value lane, int64_t dim) {
+    return gatherSlice(lane, dim, [&](Value column, int64_t w) -> Value {
       return vector::LoadOp::create(b, loc,
                                     VectorType::get({w}, b.getF32Type()), tile,
                                     ValueRange{row, column});
