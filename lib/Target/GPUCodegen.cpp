@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "attn/Conversion/AttnToGPU.h"
 #include "attn/Pipelines/Pipelines.h"
 #include "attn/Target/GPUKernel.h"
 
@@ -355,8 +356,7 @@ static LogicalResult assemble(func::FuncOp func, GPUKernelBinary &binary,
   llvm::StringMap<int64_t> budgets;
   for (const GPULaunch &launch : binary.launches) {
     const GPUFunctionResources *used = binary.resourcesOf(launch.function);
-    int64_t budget = std::min<int64_t>(
-        255, 65536 / std::max<int64_t>(launch.threads, 1) / 8 * 8);
+    int64_t budget = blockRegisterBudget(launch.threads);
     if (used && used->spills() && used->registers < budget)
       budgets[launch.function] = budget;
   }

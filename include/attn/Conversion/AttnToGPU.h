@@ -17,14 +17,20 @@ namespace mlir::attn {
 /// new gpu.module `<name>_kernels` and a host function of the same name on
 /// memrefs that launches it over (ceil(Sq / blockRows), Hq, B) blocks. K and V
 /// pass through shared memory in tiles of `kvTileSize` keys. With `mma`, an
-/// f16 or bf16 attention with D <= 128 runs on tensor cores (mma.sync
-/// m16n8k16) in blocks of 4 warps of 16 rows instead, in tiles of
+/// f16 or bf16 attention with D, Dv <= 256 runs on tensor cores (mma.sync
+/// m16n8k16) in blocks of warps of 16 or 32 rows instead, in tiles of
 /// `mmaKvTileSize` keys. A function (q, k, v, out) of one
 /// attn.linear_attention gets one block per (query head, batch entry) that
 /// keeps the linear attention's state in shared memory. Fails with a
 /// diagnostic on an attention the GPU path does not take.
 LogicalResult convertAttentionToGPU(func::FuncOp func,
                                     const ConvertAttnToGPUOptions &options);
+
+/// The registers each thread of a block of `threads` may take when the block
+/// has an SM's 64 Ki to itself: in ptxas's steps of 8, at most 255.
+inline int64_t blockRegisterBudget(int64_t threads) {
+  return std::min<int64_t>(255, 65536 / std::max<int64_t>(threads, 1) / 8 * 8);
+}
 
 } // namespace mlir::attn
 

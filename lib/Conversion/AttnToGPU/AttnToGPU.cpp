@@ -469,12 +469,10 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
         *exact, (func.getSymName() + "_exact").str(),
         launches.front().kernel->getParentOfType<gpu::GPUModuleOp>()));
     // It runs rarely: registers matter more than occupancy (without the
-    // bound, ptxas may spill to keep it at 128 registers), as many as a
-    // block of its threads may take (64 Ki per block).
-    int64_t registers =
-        std::min<int64_t>(255, 65536 / exact->threads() / 8 * 8);
-    launches.back().kernel->setAttr(NVVM::NVVMDialect::getMaxnregAttrName(),
-                                    b.getI32IntegerAttr(registers));
+    // bound, ptxas may spill to keep it at 128 registers).
+    launches.back().kernel->setAttr(
+        NVVM::NVVMDialect::getMaxnregAttrName(),
+        b.getI32IntegerAttr(blockRegisterBudget(exact->threads())));
   }
   if (shape.kvSplits == 1) {
     replaceWithKernelLaunches(func, launches, op.getLayout(), shape.queryRows(),
