@@ -366,28 +366,6 @@ def draw_options(rng, target):
         if rng.random() < probability:
             opts.append(flag % rng.choice(values[0]) if values else flag)
     return opts
-    if target == "fma":
-        opts.append("--mma=false")
-        if rng.random() < 0.3:
-            opts.append("--kv-tile-size=%d" % rng.choice([16, 32]))
-    else:
-        if rng.random() < 0.3:
-            opts.append("--mma-warp-rows=32")
-        if rng.random() < 0.25:
-            opts.append("--kv-stages=2")
-        if rng.random() < 0.2:
-            opts.append("--mma-query-in-shared")
-        if rng.random() < 0.25:
-            opts.append("--mma-row-sums")
-        if rng.random() < 0.2:
-            opts.append("--kv-tile-size=%d" % rng.choice([16, 32, 64]))
-    if rng.random() < 0.2:
-        opts.append("--kv-splits=%d" % rng.choice([1, 2, 3]))
-    if rng.random() < 0.15:
-        opts.append("--pack-gqa=false")
-    if rng.random() < 0.1:
-        opts.append("--min-blocks-per-sm=2")
-    return opts
 
 
 def dims_for(rng, spec):
