@@ -89,7 +89,7 @@ def draw_spec(rng):
     hq = hkv * rng.choice([1, 1, 2, 4])
     sq = rng.choice([1, 2, rng.randint(1, 300), rng.randint(1, 300)])
     sk = rng.choice([sq, sq, rng.randint(1, 300)])
-    d = rng.choice([16, 32, 48, 64, 64, 128, 128, 192, 256,
+    d = rng.choice([16, 32, 40, 48, 64, 64, 72, 128, 128, 192, 256,
                     rng.randint(1, 130)])
     spec = {"b": rng.randint(1, 3), "hq": hq, "hkv": hkv, "sq": sq, "sk": sk,
             "d": d}

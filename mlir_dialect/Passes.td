@@ -463,10 +463,12 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     Kernel arguments: q, k, v,
     [mask], [bias], [kv_lens], out as 1-D memrefs, then B, Sq, Sk, Hq and Hkv.
 
-    In a block, T consecutive lanes (the fewest powers of two, up to a warp,
-    that split D and Dv into slices of at most 32 elements) share a query
-    row: each holds D/T of the row's query (scaled) and Dv/T of its
-    accumulator in registers, and the row's score is their partial dot
+    In a block, T consecutive lanes (the fewest, a power of two up to a
+    warp, whose slices of D and Dv take at most 32 elements each) share a
+    query row: each holds about D/T of the row's query (scaled) and Dv/T of
+    its accumulator in registers, as round-robin chunks of 4, 2 or 1
+    elements (where T does not divide D or Dv, a lane's last chunk may lie
+    past the row: zeros, never stored), and the row's score is their partial dot
     products summed with `gpu.shuffle xor`. K and V tiles of `kv-tile-size`
     keys (fewer when they would not fit in 48 KiB of static shared memory)
     are staged through shared memory (f16/bf16 widened to f32). The online softmax runs in registers in steps of 4 keys (2 under
@@ -481,8 +483,10 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     (broadcast dims at stride 0, rows past Sq clamped in bounds).
 
     With `mma` (run on the CUDA emulator, not yet on a GPU), an f16 or bf16
-    attention with D a multiple of 16, Dv of 8, both at most 128, takes the
-    tensor-core kernel instead: blocks of `mma-block-rows` / 16 warps (4 by
+    attention with D and Dv multiples of 8, both at most 256 (past 128 only
+    under causal and window masks), takes the tensor-core kernel instead
+    (where D is an odd multiple of 8, the last 16-wide step of Q K^T holds
+    zeros in columns 8-15 of its A and B fragments): blocks of `mma-block-rows` / 16 warps (4 by
     default; 1 when a static Sq is at most 16, decoding), each computing 16 query rows with `nvgpu.mma.sync` m16n8k16 (f32 accumulators): the query as A
     fragments in registers, S = Q K^T against f16 K tiles of
     `mma-kv-tile-size` keys in shared memory, the online softmax on the score fragments (row max over

@@ -361,6 +361,38 @@ func.func @mask_and_bias(%q: tensor<2x4x?x32xf32>, %k: tensor<2x4x?x32xf32>,
 
 // -----
 
+// D = 40, an odd multiple of 8, on tensor cores: two 16-wide steps and a
+// half one. Its A fragment holds Q's columns 32-39 (two pairs a lane) and
+// zeros; per key block, K's columns 32-39 come by one x1 ldmatrix into B's
+// rows 0-7, rows 8-15 zeros.
+// MMA-LABEL: func.func @half_step
+// MMA: gpu.func @half_step({{.*}}) workgroup(%[[KT:.+]] : memref<32x40xf16, #gpu.address_space<workgroup>> {{.+}}, %{{.+}} : memref<32x40xf16,
+// MMA-DAG: %[[C32:.+]] = arith.constant 32 : index
+// MMA-DAG: %[[ZEROB:.+]] = arith.constant dense<0.000000e+00> : vector<2x2xf16>
+// MMA-DAG: %[[ZEROA:.+]] = arith.constant dense<0.000000e+00> : vector<4x2xf16>
+// MMA-COUNT-8: vector.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
+// MMA: %[[Q0:.+]] = vector.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
+// MMA-NEXT: %[[HALFA0:.+]] = vector.insert %[[Q0]], %[[ZEROA]] [0] : vector<2xf16> into vector<4x2xf16>
+// MMA: %[[Q1:.+]] = vector.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
+// MMA-NEXT: %[[HALFA:.+]] = vector.insert %[[Q1]], %[[HALFA0]] [1] : vector<2xf16> into vector<4x2xf16>
+// MMA-NOT: vector.insert {{.+}} into vector<4x2xf16>
+// MMA: nvgpu.ldmatrix %[[KT]][%{{.+}}, %{{.+}}] {numTiles = 4 : i32, transpose = false}
+// MMA-COUNT-2: nvgpu.mma.sync
+// MMA-NEXT: %[[KHALF:.+]] = nvgpu.ldmatrix %[[KT]][%{{.+}}, %[[C32]]] {numTiles = 1 : i32, transpose = false} : memref<32x40xf16, #gpu.address_space<workgroup>> -> vector<1x2xf16>
+// MMA-NEXT: %[[ROWS:.+]] = vector.extract %[[KHALF]][0] : vector<2xf16> from vector<1x2xf16>
+// MMA-NEXT: %[[HALFB:.+]] = vector.insert %[[ROWS]], %[[ZEROB]] [0] : vector<2xf16> into vector<2x2xf16>
+// MMA-NEXT: nvgpu.mma.sync(%[[HALFA]], %[[HALFB]], %{{.+}}) {mmaShape = [16, 8, 16]}
+func.func @half_step(%q: tensor<1x2x?x40xf16>, %k: tensor<1x2x?x40xf16>,
+                     %v: tensor<1x2x?x40xf16>, %o: tensor<1x2x?x40xf16>)
+    -> tensor<1x2x?x40xf16> {
+  %0 = attn.attention ins(%q, %k, %v : tensor<1x2x?x40xf16>,
+                          tensor<1x2x?x40xf16>, tensor<1x2x?x40xf16>)
+      outs(%o : tensor<1x2x?x40xf16>) -> tensor<1x2x?x40xf16>
+  return %0 : tensor<1x2x?x40xf16>
+}
+
+// -----
+
 // Dynamic head counts come in as arguments: the key/value head of query head
 // h is h / (Hq / Hkv), and the flattened offsets multiply by Hq or Hkv.
 // CHECK-LABEL: func.func @dynamic_heads

@@ -141,7 +141,7 @@ static bool fitsTensorCores(AttentionOp op, int64_t d, int64_t dv) {
   for (Value operand : {op.getKey(), op.getValue()})
     if (getElementTypeOrSelf(operand.getType()) != element)
       return false;
-  if (d % 16 || dv % 8 || d > kMaxMmaHeadDim || dv > kMaxMmaHeadDim)
+  if (d % 8 || dv % 8 || d > kMaxMmaHeadDim || dv > kMaxMmaHeadDim)
     return false;
   return std::max(d, dv) <= kMaxNarrowHeadDim || !evaluatesMasksBeyondBands(op);
 }

@@ -102,8 +102,11 @@ struct KernelShape {
   /// block and 16 of D, each as 32 lanes' 4 registers (one 16-byte load a
   /// lane).
   SmallVector<int64_t> queryTileShape() const {
-    return {blockRows / 16 * (headDim / 16), 32, 4};
+    return {blockRows / 16 * queryKSteps(), 32, 4};
   }
+  /// The 16-wide steps of D of the tensor cores' Q K^T: where D is an odd
+  /// multiple of 8, the last one's columns 8-15 are zeros in A and B.
+  int64_t queryKSteps() const { return llvm::divideCeil(headDim, 16); }
   /// The FMA kernel's T lanes of a row deal its `dim` elements out in
   /// chunks (see gatherSlice) of sliceChunk elements: the widest of 4, 2, 1
   /// dividing a lane's share where T divides `dim`, else dividing `dim` (a
@@ -355,6 +358,9 @@ private:
   Value fragmentPair(Value fragments, int64_t which) {
     return gpu_codegen::fragmentPair(b, loc, fragments, which);
   }
+  /// The B fragment of a half step (the last 8 of D, see queryKSteps): its
+  /// rows 0-7 matrix `which` of an ldmatrix's, rows 8-15 zeros.
+  Value halfStepFragment(Value fragments, int64_t which);
   /// acc[rb][n] += probFrags[rb] x tile[16 ks, 16 ks + 16) x [8 n, 8 n + 8)
   /// (of buffer `slot`, see tileIndices) for each row block rb: one 16-key
   /// step of O += P V over the output fragments `acc` (those of each row

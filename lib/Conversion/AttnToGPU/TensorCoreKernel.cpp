@@ -105,6 +105,18 @@ Value gpu_codegen::fragmentPair(OpBuilder &b, Location loc, Value fragments,
   return pair;
 }
 
+Value KernelBuilder::halfStepFragment(Value fragments, int64_t which) {
+  auto type = cast<VectorType>(fragments.getType());
+  Value pair = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({2, 2}, type.getElementType()),
+                             b.getFloatAttr(type.getElementType(), 0.0)));
+  return vector::InsertOp::create(
+      b, loc,
+      vector::ExtractOp::create(b, loc, fragments, ArrayRef<int64_t>{which}),
+      pair, ArrayRef<int64_t>{0});
+}
+
 void KernelBuilder::multiplyValueTile(Value tile, Value slot,
                                       ArrayRef<Value> probFrags, int64_t ks,
                                       MutableArrayRef<Value> acc) {
@@ -274,17 +286,21 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   bool queryInShared = shape.queryInShared();
   Type i32 = b.getI32Type();
   auto words = VectorType::get({4}, i32), word = VectorType::get({1}, i32);
+  int64_t kSteps = shape.queryKSteps();
   auto queryIndices = [&](int64_t rb, int64_t ks) -> SmallVector<Value> {
     Value frag =
-        m.add(mul(warp, index(rowBlocks * d / 16)), index(rb * d / 16 + ks));
+        m.add(mul(warp, index(rowBlocks * kSteps)), index(rb * kSteps + ks));
     return {frag, lane, index(0)};
   };
   SmallVector<Value> queryFrags; // [rb][ks], in registers
   for (int64_t rb = 0; rb < rowBlocks; ++rb)
-    for (int64_t ks = 0; ks < d / 16; ++ks) {
+    for (int64_t ks = 0; ks < kSteps; ++ks) {
       Value frag = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(fragA, b.getFloatAttr(element, 0.0)));
       for (int64_t part = 0; part < 4; ++part) {
+        // A half step's columns 8-15 (parts 2 and 3) stay zeros.
+        if (ks * 16 + 8 * (part / 2) >= d)
+          continue;
         Value two = vector::LoadOp::create(
             b, loc, pair, args.q,
             qAt(2 * rb + part % 2, ks * 16 + 8 * (part / 2)),
@@ -472,7 +488,7 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
             }
         };
         auto query = [&](int64_t rb, int64_t ks) {
-          return queryFrags[rb * (d / 16) + ks];
+          return queryFrags[rb * kSteps + ks];
         };
         if (!queryInShared) {
           for (int64_t nb = 0; nb < keyBlocks; ++nb) {
@@ -500,6 +516,17 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
                 acc = mmaSync(query(rb, ks), frag, acc);
               }
             }
+            if (d % 16) {
+              // The half step: one x1 ldmatrix of its 8 columns.
+              Value frag = halfStepFragment(ldmatrix(args.keyTile, slot, key,
+                                                     index(d / 16 * 16), 1,
+                                                     /*transpose=*/false),
+                                            0);
+              for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+                Value &acc = scores[rb * keyBlocks + nb];
+                acc = mmaSync(query(rb, d / 16), frag, acc);
+              }
+            }
             maskKeyBlock(nb);
           }
         } else {
@@ -507,18 +534,28 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           // from shared memory once a tile and only one step's are live.
           // One x4 ldmatrix takes two 8-key blocks (keys 16 n + 8 (l / 16)
           // + l % 8, D 16 ks + 8 (l / 8 % 2)).
+          // A half step's x2 ldmatrix takes 8 columns of both key blocks.
           Value key = m.add(laneRow, mul(div(laneMatrix, index(2)), index(8)));
+          Value halfKey =
+              m.add(laneRow, mul(rem(laneMatrix, index(2)), index(8)));
           Value col = mul(rem(laneMatrix, index(2)), index(8));
-          for (int64_t ks = 0; ks < d / 16; ++ks) {
+          for (int64_t ks = 0; ks < kSteps; ++ks) {
             SmallVector<Value, 2> stepQuery;
             for (int64_t rb = 0; rb < rowBlocks; ++rb)
               stepQuery.push_back(loadQueryFrag(rb, ks));
+            bool half = ks * 16 + 16 > d;
             for (int64_t nb = 0; nb < keyBlocks; nb += 2) {
               Value both =
-                  ldmatrix(args.keyTile, slot, m.add(key, index(nb * 8)),
-                           m.add(col, index(ks * 16)), 4, /*transpose=*/false);
-              Value first = fragmentPair(both, 0),
-                    second = fragmentPair(both, 1);
+                  half ? ldmatrix(args.keyTile, slot,
+                                  m.add(halfKey, index(nb * 8)), index(ks * 16),
+                                  2, /*transpose=*/false)
+                       : ldmatrix(args.keyTile, slot, m.add(key, index(nb * 8)),
+                                  m.add(col, index(ks * 16)), 4,
+                                  /*transpose=*/false);
+              Value first = half ? halfStepFragment(both, 0)
+                                 : fragmentPair(both, 0),
+                    second = half ? halfStepFragment(both, 1)
+                                  : fragmentPair(both, 1);
               for (int64_t rb = 0; rb < rowBlocks; ++rb) {
                 Value *acc = &scores[rb * keyBlocks + nb];
                 acc[0] = mmaSync(stepQuery[rb], first, acc[0]);
