@@ -198,7 +198,7 @@
 // MMA-SAME: attn.block_rows = 64 : i64, known_block_size = array<i32: 128, 1, 1>
 // MMA-COUNT-32: vector.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
 // MMA: scf.if
-// MMA-NEXT: %[[TILEEND:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// MMA: %[[TILEEND:.+]] = arith.addi %{{.+}}, %{{.+}} : index
 // MMA-NEXT: %[[WHOLETILE:.+]] = arith.cmpi sle, %[[TILEEND]], %{{.+}} : index
 // MMA-NEXT: scf.if %[[WHOLETILE]] {
 // MMA-COUNT-4: nvgpu.device_async_copy %{{.+}}[%{{.+}}], %[[KT]][%{{.+}}, %{{.+}}], 8 {bypassL1}

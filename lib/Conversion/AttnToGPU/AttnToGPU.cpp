@@ -217,9 +217,9 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     // A query of at most 16 rows (decoding) takes blocks of one warp: the
     // other three would only compute rows past Sq, and smaller blocks leave
     // room for more of them per SM, each with its K/V copies in flight.
-    // Wide heads keep blocks of 4 warps: one warp's share of a tile's
-    // copies (4 times as many addresses) spilled there (D = Dv = 192: 384
-    // bytes).
+    // Wide heads keep blocks of 4 warps: one warp alone takes 243 to 255
+    // registers at D = Dv = 144 to 256 (no spill since copies step whole
+    // rows; 384 bytes at 192 before), too close to the limit.
     auto q = cast<ShapedType>(op.getQuery().getType());
     int64_t sq = q.getDimSize(getSeqDimPos(op.getLayout()));
     int64_t rows = options.mmaBlockRows, warpRows = options.mmaWarpRows;
