@@ -189,12 +189,12 @@ static void packHeads(AttentionOp op, const ConvertAttnToGPUOptions &options,
 /// fitsTensorCores), a warp per 16 or 32 rows; else T lanes per row, the fewest
 /// (a power of two up to a warp) whose slices of D and Dv take at most 32
 /// registers each (else a warp). T need not divide them: where it does not, a
-/// lane's last chunk of a row may be padding (see gatherSlice), which costs
-/// less than the 79 to 128 registers of slices of the most lanes dividing both
-/// (D = 144 and Dv = 79 spilled 348 bytes on sm_90). Either shrinks the key
-/// tile until the K and V tiles fit in static shared memory (the tensor cores'
-/// double-buffered ones, or beside Q: in kDynamicSharedBytes) and packs GQA
-/// heads where packHeads can. Fails with a diagnostic when a block would
+/// lane's last chunk of a row may be padding (see gatherSlice), cheaper than
+/// the long slices of the most lanes dividing both (D = 144 and Dv = 79: one
+/// lane, slices of 144 and 79, spilled 348 bytes on sm_90). Either shrinks
+/// the key tile until the K and V tiles fit in static shared memory (the tensor
+/// cores' double-buffered ones, or beside Q: in kDynamicSharedBytes) and packs
+/// GQA heads where packHeads can. Fails with a diagnostic when a block would
 /// exceed 1024 threads or one key row does not fit.
 static FailureOr<KernelShape>
 chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
