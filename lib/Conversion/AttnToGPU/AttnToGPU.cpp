@@ -124,7 +124,7 @@ static bool evaluatesMasksBeyondBands(AttentionOp op) {
 }
 
 /// Whether the tensor-core kernel takes `op`: f16 or bf16 q, k and v (one
-/// type), D a multiple of 16 and Dv of 8, both at most 256 (the output
+/// type), D and Dv multiples of 8, both at most 256 (the output
 /// fragments stay in registers: 128 a lane at Dv = 256), and a dot-product
 /// similarity (the Gaussian one needs key norms its fragments do not give,
 /// the additive one is no matrix product). Wide heads (D or Dv past 128)

@@ -537,7 +537,8 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
           // A half step's x2 ldmatrix takes 8 columns of both key blocks.
           Value key = m.add(laneRow, mul(div(laneMatrix, index(2)), index(8)));
           Value halfKey =
-              m.add(laneRow, mul(rem(laneMatrix, index(2)), index(8)));
+              d % 16 ? m.add(laneRow, mul(rem(laneMatrix, index(2)), index(8)))
+                     : Value();
           Value col = mul(rem(laneMatrix, index(2)), index(8));
           for (int64_t ks = 0; ks < kSteps; ++ks) {
             SmallVector<Value, 2> stepQuery;
