@@ -7,10 +7,11 @@ BUILD_TYPE  ?= Release
 JOBS        ?= $(shell nproc)
 
 # Debian 12 packages: MLIR/LLVM 22, the clang that builds us (and its
-# sanitizer runtimes, for check-sanitize), lit/FileCheck.
+# sanitizer runtimes, for check-sanitize), lit/FileCheck, and PyTorch (CPU)
+# for torch.test, which runs a GPU session's gpu-check.py on the emulator.
 PACKAGES := cmake ninja-build clang-22 clang-format-22 llvm-22-dev \
             llvm-22-tools libmlir-22-dev mlir-22-tools libomp-22-dev \
-            libclang-rt-22-dev libdlpack-dev libopenblas-dev
+            libclang-rt-22-dev libdlpack-dev libopenblas-dev python3-torch
 
 ATTN_OPT := $(BUILD_DIR)/bin/attn-opt
 
