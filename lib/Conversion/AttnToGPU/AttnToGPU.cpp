@@ -207,9 +207,11 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     // live, as do wide heads (D or Dv past 128), whose output fragments take
     // up to 128 registers a lane: with 64-key tiles ptxas spilled at D = Dv
     // = 192 and 224 (sm_90: 36 and 172 bytes), with 32-key ones at none of
-    // D, Dv in {144, 160, 192, 224, 256}.
+    // D, Dv in {144, 160, 192, 224, 256}. So do kernels gathering a relpos
+    // bias per score: with 64-key tiles 20 of 96 decoding kernels (D = 72 to
+    // 128) spilled up to 60 bytes.
     bool wide = std::max(d, dv) > kMaxNarrowHeadDim;
-    bool lean = evaluatesMasksBeyondBands(op) || wide;
+    bool lean = evaluatesMasksBeyondBands(op) || wide || op.getRelBias();
     int64_t keys = options.mmaKvTileSize;
     if (!keys)
       keys = lean ? 32 : 64;
