@@ -94,7 +94,8 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       *this, "mma-kv-tile-size",
       llvm::cl::desc("Keys per shared-memory tile of the tensor-core kernel "
                      "(0: 64, or 32 under per-score masks other than causal "
-                     "and sliding-window ones)"),
+                     "and sliding-window ones, a relpos bias or heads wider "
+                     "than 128)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> mmaBlockRows{
       *this, "mma-block-rows",
