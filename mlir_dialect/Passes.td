@@ -569,7 +569,8 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
            "Keys per shared-memory tile of the tensor-core kernel, in whole "
            "16-key steps, fewer where 48 KiB would not hold them (0: 64, or "
            "32 under per-score masks other than causal and sliding-window "
-           "ones, a relpos bias or heads wider than 128)">,
+           "ones, a relpos bias, heads wider than 128 or, past D = 64, warps "
+           "of 32 rows)">,
     Option<"mmaBlockRows", "mma-block-rows", "int64_t", /*default=*/"0",
            "Query rows per thread block of the tensor-core kernel, a warp "
            "per mma-warp-rows (0: 64, 128 with warps of 32 rows, or 16 for "

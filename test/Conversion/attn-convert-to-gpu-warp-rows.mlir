@@ -5,24 +5,25 @@
 // Warps of 32 rows: two m16n8k16 row blocks a warp, 4 warps (128 threads)
 // a block of 128 rows. At D = 128 the Q fragments of a warp's two row
 // blocks would take 64 registers, so they go to shared memory after K and
-// V (64-key tiles, 17,408 bytes each; Q's 128 x 128 f16 as 64 fragments of
-// 32 lanes' 4 registers): 67,584 bytes of dynamic shared memory. Each lane
+// V (32-key tiles past D = 64, where 64 keys spilled: 8,704 bytes each; Q's
+// 128 x 128 f16 as 64 fragments of 32 lanes' 4 registers): 50,176 bytes of
+// dynamic shared memory. Each lane
 // stores its 16 fragments once; a tile reads them back a 16-wide step of D
 // at a time (one per row block), and each x4 ldmatrix of K (two 8-key
 // blocks) feeds 4 MMAs. In the partial tile one more MMA per key block and
 // row block adds 0 or -inf to the scores of its keys: A's column 0 all ones
 // (held by lanes 0, 4, ...) times a B row of -inf past the keys' end.
 // CHECK-LABEL: func.func @shared_query
-// CHECK: gpu.launch_func @shared_query_kernels::@shared_query blocks in (%c2, %c2, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c67584_i32
+// CHECK: gpu.launch_func @shared_query_kernels::@shared_query blocks in (%c2, %c2, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c50176_i32
 // CHECK-LABEL: gpu.func @shared_query(
 // CHECK-SAME: attn.block_rows = 128
 // CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f16
 // CHECK-DAG: %[[NEG_INF:.+]] = arith.constant 0xFC00 : f16
 // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f16
 // CHECK: %[[SHARED:.+]] = gpu.dynamic_shared_memory
-// CHECK: %[[K:.+]] = memref.view %[[SHARED]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x136xf16, #gpu.address_space<workgroup>>
-// CHECK: memref.view %[[SHARED]][%c17408][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x136xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[Q:.+]] = memref.view %[[SHARED]][%c34816][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32x4xi32, #gpu.address_space<workgroup>>
+// CHECK: %[[K:.+]] = memref.view %[[SHARED]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x136xf16, #gpu.address_space<workgroup>>
+// CHECK: memref.view %[[SHARED]][%c8704][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x136xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[Q:.+]] = memref.view %[[SHARED]][%c17408][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<64x32x4xi32, #gpu.address_space<workgroup>>
 // CHECK-COUNT-16: vector.store %{{.+}}, %[[Q]][%{{.+}}, %{{.+}}, %c0] {alignment = 16 : i64} : memref<64x32x4xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // CHECK-NOT: vector.store %{{.+}}, %[[Q]]
 // CHECK: %[[LEAD_ONE:.+]] = arith.select %{{.+}}, %[[ONE]], %[[ZERO]] : f16

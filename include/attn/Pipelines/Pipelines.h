@@ -94,8 +94,8 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       *this, "mma-kv-tile-size",
       llvm::cl::desc("Keys per shared-memory tile of the tensor-core kernel "
                      "(0: 64, or 32 under per-score masks other than causal "
-                     "and sliding-window ones, a relpos bias or heads wider "
-                     "than 128)"),
+                     "and sliding-window ones, a relpos bias, heads wider "
+                     "than 128 or, past D = 64, warps of 32 rows)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> mmaBlockRows{
       *this, "mma-block-rows",

@@ -212,10 +212,6 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     // 128) spilled up to 60 bytes.
     bool wide = std::max(d, dv) > kMaxNarrowHeadDim;
     bool lean = evaluatesMasksBeyondBands(op) || wide || op.getRelBias();
-    int64_t keys = options.mmaKvTileSize;
-    if (!keys)
-      keys = lean ? 32 : 64;
-    int64_t steps = std::max<int64_t>(1, keys / 16);
     // A query of at most 16 rows (decoding) takes blocks of one warp: the
     // other three would only compute rows past Sq, and smaller blocks leave
     // room for more of them per SM, each with its K/V copies in flight.
@@ -250,6 +246,13 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
           rows = 128;
       }
     }
+    // Warps of 32 rows hold two row blocks' output and scores: past D = 64
+    // (Q in shared memory) 64-key tiles spilled (D = 128, sm_90: 120 bytes),
+    // 32-key ones do not.
+    int64_t keys = options.mmaKvTileSize;
+    if (!keys)
+      keys = lean || (warpRows == 32 && std::max(d, dv) > 64) ? 32 : 64;
+    int64_t steps = std::max<int64_t>(1, keys / 16);
     // Up to 8 warps of 16 rows, 4 of 32: their registers (at most 255 a
     // thread) fit in 64 Ki.
     if (rows < 0 || rows > 128 || rows % warpRows)
