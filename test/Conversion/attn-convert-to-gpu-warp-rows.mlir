@@ -7,10 +7,9 @@
 // blocks would take 64 registers, so they go to shared memory after K and
 // V (32-key tiles past D = 64, where 64 keys spilled: 8,704 bytes each; Q's
 // 128 x 128 f16 as 64 fragments of 32 lanes' 4 registers): 50,176 bytes of
-// dynamic shared memory. Each lane
-// stores its 16 fragments once; a tile reads them back a 16-wide step of D
-// at a time (one per row block), and each x4 ldmatrix of K (two 8-key
-// blocks) feeds 4 MMAs. In the partial tile one more MMA per key block and
+// dynamic shared memory. Each lane stores its 16 fragments once; a tile
+// reads them back a 16-wide step of D at a time (one per row block), and
+// each x4 ldmatrix of K (two 8-key blocks) feeds 4 MMAs. In the partial tile one more MMA per key block and
 // row block adds 0 or -inf to the scores of its keys: A's column 0 all ones
 // (held by lanes 0, 4, ...) times a B row of -inf past the keys' end.
 // CHECK-LABEL: func.func @shared_query

@@ -3,9 +3,10 @@
 every shape cut to one the CUDA emulator runs in seconds, the names, masks,
 mods, kinds and flags kept: one batch entry; a GQA group (at most 8 query
 heads on one KV head; kind=mha keeps its heads, which E fixes); a prefill
-query of 200 rows (3 or 4 blocks, the last partial) against at most 333
-keys; a decoding query (Sq <= 16) as it is, against at most 700 keys (so
-split-K still splits). Ends with `shrink-specs: N specs` on stderr."""
+query of 200 rows (4 blocks of 64 rows or 2 of 128, the last partial)
+against at most 333 keys; a decoding query (Sq <= 16) as it is, against at
+most 700 keys (so split-K still splits). Ends with `shrink-specs: N specs`
+on stderr."""
 import sys
 
 PREFILL_ROWS, PREFILL_KEYS, DECODE_KEYS = 200, 333, 700
