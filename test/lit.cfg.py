@@ -1,6 +1,7 @@
 # -*- Python -*- lit configuration for the attn regression tests.
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -108,6 +109,12 @@ if config.attn_ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", config.attn_ptxas))
     config.substitutions.append(("%cuda_toolkit", config.attn_cuda_toolkit))
+    # `ptxas-sm_N` for each chip this ptxas assembles (its --help lists
+    # them): sm_100 and sm_120 need CUDA 12.8.
+    usage = subprocess.run([config.attn_ptxas, "--help"], capture_output=True,
+                           text=True).stdout
+    for chip in sorted(set(re.findall(r"'(sm_[0-9]+[af]?)'", usage))):
+        config.available_features.add("ptxas-" + chip)
 
     # The CUDA emulator (lib/Emulator), built with the toolkit: libcuda.so.1
     # running PTX on the CPU, for the launchers' end-to-end tests here.

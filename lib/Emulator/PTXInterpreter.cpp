@@ -146,8 +146,11 @@ private:
     return (o.reg == Operand::kNoReg ? 0 : t.regs[o.reg]) +
            static_cast<uint64_t>(o.imm);
   }
-  float readFloat(const Thread &t, const Operand &o, bool ftz) const {
-    float x = bitsToFloat(static_cast<uint32_t>(read(t, o)));
+  /// The f32 in bits [32 half, 32 half + 32) of `o` (half 1: the second
+  /// element of an f32x2).
+  float readFloat(const Thread &t, const Operand &o, bool ftz,
+                  unsigned half = 0) const {
+    float x = bitsToFloat(static_cast<uint32_t>(read(t, o) >> (32 * half)));
     return ftz ? flushDenormal(x) : x;
   }
 
@@ -181,6 +184,8 @@ private:
 
   void execArithmetic(Thread &t, const Instruction &inst);
   void execFloat(Thread &t, const Instruction &inst);
+  /// The f32 result of `inst` on the `half`-th f32 of each operand.
+  float floatOf(Thread &t, const Instruction &inst, unsigned half);
   void execConvert(Thread &t, const Instruction &inst);
   bool compare(const Instruction &inst, uint64_t a, uint64_t b) const;
 
@@ -438,9 +443,31 @@ bool BlockRunner::compare(const Instruction &inst, uint64_t a,
 }
 
 void BlockRunner::execFloat(Thread &t, const Instruction &inst) {
+  // An f32x2 is two f32 operations (add, sub, mul and fma only), one per
+  // half of each 64-bit operand.
+  if (inst.type == Type::F32x2) {
+    uint64_t pair = 0;
+    for (unsigned half = 0; half < 2; ++half)
+      pair |= uint64_t(floatToBits(floatOf(t, inst, half))) << (32 * half);
+    t.regs[inst.operands[0].reg] = pair;
+    return;
+  }
+  switch (inst.op) {
+  case Opcode::Neg:
+    t.regs[inst.operands[0].reg] = read(t, inst.operands[1]) ^ 0x80000000u;
+    return;
+  case Opcode::Abs:
+    t.regs[inst.operands[0].reg] = read(t, inst.operands[1]) & 0x7fffffffu;
+    return;
+  default:
+    t.regs[inst.operands[0].reg] = floatToBits(floatOf(t, inst, 0));
+  }
+}
+
+float BlockRunner::floatOf(Thread &t, const Instruction &inst, unsigned half) {
   const auto &ops = inst.operands;
   bool ftz = inst.ftz;
-  auto in = [&](size_t i) { return readFloat(t, ops[i], ftz); };
+  auto in = [&](size_t i) { return readFloat(t, ops[i], ftz, half); };
   float r = 0;
   switch (inst.op) {
   case Opcode::Add:
@@ -482,12 +509,6 @@ void BlockRunner::execFloat(Thread &t, const Instruction &inst) {
     }
     break;
   }
-  case Opcode::Neg:
-    t.regs[ops[0].reg] = read(t, ops[1]) ^ 0x80000000u;
-    return;
-  case Opcode::Abs:
-    t.regs[ops[0].reg] = read(t, ops[1]) & 0x7fffffffu;
-    return;
   case Opcode::Rcp:
     r = 1.0f / in(1);
     break;
@@ -502,9 +523,7 @@ void BlockRunner::execFloat(Thread &t, const Instruction &inst) {
   }
   if (inst.sat)
     r = std::isnan(r) ? 0.0f : std::min(std::max(r, 0.0f), 1.0f);
-  if (ftz)
-    r = flushDenormal(r);
-  t.regs[ops[0].reg] = floatToBits(r);
+  return ftz ? flushDenormal(r) : r;
 }
 
 void BlockRunner::execArithmetic(Thread &t, const Instruction &inst) {
@@ -829,8 +848,8 @@ bool BlockRunner::step(Thread &t) {
     completeCopies(t, inst.vec ? 0 : static_cast<size_t>(ops[0].imm));
     break;
   default:
-    if (inst.type == Type::F32 && inst.op != Opcode::Mov &&
-        inst.op != Opcode::Selp)
+    if ((inst.type == Type::F32 || inst.type == Type::F32x2) &&
+        inst.op != Opcode::Mov && inst.op != Opcode::Selp)
       execFloat(t, inst);
     else
       execArithmetic(t, inst);

@@ -91,13 +91,13 @@ std::optional<uint64_t> parseCount(std::string_view s, uint64_t limit) {
 
 std::optional<Type> parseType(std::string_view s) {
   static const std::unordered_map<std::string_view, Type> types = {
-      {"pred", Type::Pred},     {"b8", Type::B8},   {"b16", Type::B16},
-      {"b32", Type::B32},       {"b64", Type::B64}, {"u8", Type::U8},
-      {"u16", Type::U16},       {"u32", Type::U32}, {"u64", Type::U64},
-      {"s8", Type::S8},         {"s16", Type::S16}, {"s32", Type::S32},
-      {"s64", Type::S64},       {"f16", Type::F16}, {"bf16", Type::BF16},
-      {"f32", Type::F32},       {"f64", Type::F64}, {"f16x2", Type::F16x2},
-      {"bf16x2", Type::BF16x2},
+      {"pred", Type::Pred},     {"b8", Type::B8},       {"b16", Type::B16},
+      {"b32", Type::B32},       {"b64", Type::B64},     {"u8", Type::U8},
+      {"u16", Type::U16},       {"u32", Type::U32},     {"u64", Type::U64},
+      {"s8", Type::S8},         {"s16", Type::S16},     {"s32", Type::S32},
+      {"s64", Type::S64},       {"f16", Type::F16},     {"bf16", Type::BF16},
+      {"f32", Type::F32},       {"f64", Type::F64},     {"f16x2", Type::F16x2},
+      {"bf16x2", Type::BF16x2}, {"f32x2", Type::F32x2},
   };
   auto it = types.find(s);
   if (it == types.end())
@@ -670,10 +670,17 @@ void Parser::parseInstruction(std::string_view statement, Kernel &kernel) {
   kernel.code.push_back(std::move(inst));
 }
 
-/// Arithmetic runs on integers and f32 only (halves are converted first);
-/// refuses the opcodes that do not exist for the type.
+/// Arithmetic runs on integers and f32 only (halves are converted first),
+/// and add, sub, mul and fma on pairs of f32; refuses the opcodes that do
+/// not exist for the type.
 template <typename Fail>
 static void checkArithmeticType(const Instruction &inst, Fail unsupported) {
+  if (inst.type == Type::F32x2) {
+    if (inst.op != Opcode::Add && inst.op != Opcode::Sub &&
+        inst.op != Opcode::Mul && inst.op != Opcode::Fma)
+      unsupported();
+    return;
+  }
   bool halfOrDouble = inst.type == Type::F16 || inst.type == Type::BF16 ||
                       inst.type == Type::F64 || inst.type == Type::F16x2 ||
                       inst.type == Type::BF16x2;

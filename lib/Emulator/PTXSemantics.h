@@ -72,6 +72,7 @@ inline uint32_t typeBytes(Type type) {
   case Type::U64:
   case Type::S64:
   case Type::F64:
+  case Type::F32x2:
     return 8;
   case Type::None:
     return 0;

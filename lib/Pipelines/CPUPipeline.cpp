@@ -155,9 +155,19 @@ void mlir::attn::registerAttnPipelines() {
       "attn-cpu-pipeline",
       "Lower attn ops on tensors to the LLVM dialect for x86 CPUs",
       buildCPUPipeline);
-  PassPipelineRegistration<GPUPipelineOptions>(
+  // Not PassPipelineRegistration: its builder cannot refuse a chip.
+  registerPassPipeline(
       "attn-gpu-pipeline",
       "Lower attention kernel functions to NVVM and PTX/cubin for NVIDIA "
       "GPUs",
-      buildGPUPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        GPUPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        return buildGPUPipeline(pm, options, errorHandler);
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> printOptions) {
+        printOptions(GPUPipelineOptions());
+      });
 }

@@ -15,36 +15,20 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ScopeExit.h"
-#include "llvm/ADT/StringSwitch.h"
-#include "llvm/MC/MCSubtargetInfo.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 using namespace mlir::attn;
 
 llvm::Error mlir::attn::checkGPUTarget(const GPUTargetOptions &options) {
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTargetMC();
-  llvm::Triple triple("nvptx64-nvidia-cuda");
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return llvm::createStringError("no NVPTX backend in this LLVM: " + error);
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      target->createMCSubtargetInfo(triple, "", ""));
-  if (!subtarget || !subtarget->isCPUStringValid(options.chip))
-    return llvm::createStringError("'" + options.chip +
-                                   "' is not an NVIDIA architecture LLVM "
-                                   "knows (e.g. sm_80, sm_90)");
+  if (llvm::Expected<NVPTXTarget> chip = resolveNVPTXTarget(options.chip, "");
+      !chip)
+    return chip.takeError();
   std::string toolkit = getCUDAToolkitPath(options.toolkit);
   SmallString<256> libdevice(toolkit), ptxas(toolkit);
   llvm::sys::path::append(libdevice, "nvvm", "libdevice");
@@ -186,8 +170,10 @@ static FailureOr<LoweredKernel> lowerToPTX(func::FuncOp func, StringRef name,
   pipeline.toolkit = options.toolkit;
   pipeline.format = "isa";
   copyGPUKernelOptions(pipeline, options);
-  buildGPUPipeline(pm, pipeline);
-  if (failed(pm.run(*module)))
+  if (failed(buildGPUPipeline(
+          pm, pipeline,
+          [&](const Twine &message) { return func.emitError(message); })) ||
+      failed(pm.run(*module)))
     return failure();
 
   auto binary = module->lookupSymbol<gpu::BinaryOp>((name + "_kernels").str());
@@ -410,13 +396,25 @@ mlir::attn::theoreticalOccupancy(StringRef chip,
   };
   // Per SM: 64 Ki registers on all of them; threads, blocks and the shared
   // memory a kernel may use (CUDA C Programming Guide, compute capabilities).
-  std::optional<SMLimits> sm =
-      llvm::StringSwitch<std::optional<SMLimits>>(chip)
-          .Case("sm_80", SMLimits{2048, 32, 164 * 1024})
-          .Case("sm_86", SMLimits{1536, 16, 100 * 1024})
-          .Case("sm_89", SMLimits{1536, 24, 100 * 1024})
-          .Case("sm_90", SMLimits{2048, 32, 228 * 1024})
-          .Default(std::nullopt);
+  auto limits = [](unsigned sm) -> std::optional<SMLimits> {
+    switch (sm) {
+    case 75:
+      return SMLimits{1024, 16, 64 * 1024};
+    case 80:
+      return SMLimits{2048, 32, 164 * 1024};
+    case 86:
+      return SMLimits{1536, 16, 100 * 1024};
+    case 89:
+      return SMLimits{1536, 24, 100 * 1024};
+    case 90:
+    case 100:
+      return SMLimits{2048, 32, 228 * 1024};
+    default:
+      return std::nullopt;
+    }
+  };
+  std::optional<unsigned> version = parseSMVersion(chip);
+  std::optional<SMLimits> sm = version ? limits(*version) : std::nullopt;
   if (!sm || threads <= 0 || function.registers <= 0)
     return std::nullopt;
   int64_t warps = llvm::divideCeil(threads, 32);

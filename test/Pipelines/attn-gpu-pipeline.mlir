@@ -3,6 +3,13 @@
 // The whole pipeline embeds PTX for the chip (libdevice from the toolkit):
 // RUN: %if ptxas %{ attn-opt %s --attn-gpu-pipeline="chip=sm_80 mma=true toolkit=%cuda_toolkit" | FileCheck %s --check-prefix=PTX %}
 
+// A chip before sm_75, or a PTX ISA older than the chip's, is refused
+// (LLVM would abort on the latter):
+// RUN: not attn-opt %s --attn-gpu-pipeline="chip=sm_72" 2>&1 | FileCheck %s --check-prefix=OLDCHIP
+// RUN: not attn-opt %s --attn-gpu-pipeline="chip=sm_100 features=+ptx80" 2>&1 | FileCheck %s --check-prefix=OLDPTX
+// OLDCHIP: error: 'sm_72' is older than the sm_75 attn's GPU kernels need
+// OLDPTX: error: 'sm_100' needs PTX ISA 8.6 or newer; features '+ptx80' ask for 8.0
+
 // The kernel in the NVVM dialect (thread and block ids, K/V staging by
 // cp.async and a barrier, ldmatrix, tensor-core mma.sync, the row reductions
 // as shuffles, exp2 and tanh as libdevice calls); the host function still

@@ -51,7 +51,8 @@ enum class Type : uint8_t {
   F32,
   F64,
   F16x2,
-  BF16x2
+  BF16x2,
+  F32x2 // sm_100's packed pair: element 0 in the low 32 bits
 };
 
 enum class Opcode : uint8_t {

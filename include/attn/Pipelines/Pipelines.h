@@ -9,6 +9,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "llvm/Support/Error.h"
 
 namespace mlir::attn {
 
@@ -71,8 +72,10 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
       llvm::cl::desc("NVIDIA architecture to compile for (sm_80, sm_90, ...)"),
       llvm::cl::init("sm_90")};
   PassOptions::Option<std::string> features{
-      *this, "features", llvm::cl::desc("PTX features (the ISA version)"),
-      llvm::cl::init("+ptx80")};
+      *this, "features",
+      llvm::cl::desc("PTX features, e.g. +ptx87 (empty: PTX ISA 8.0, or the "
+                     "oldest that knows the chip when that is newer)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("CUDA toolkit directory, for libdevice and ptxas "
@@ -147,7 +150,8 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
   PassOptions::Option<bool> mma{
       *this, "mma",
       llvm::cl::desc("Tensor cores for f16/bf16 with D, Dv <= 128 and for "
-                     "f16/bf16 projections (false: the FMA kernels)"),
+                     "f16/bf16 projections, on chips from sm_80 (false: the "
+                     "FMA kernels)"),
       llvm::cl::init(true)};
 };
 
@@ -170,10 +174,37 @@ void copyGPUKernelOptions(To &to, const From &from) {
   to.mmaRowSums = from.mmaRowSums;
 }
 
+/// An NVIDIA architecture attn compiles for, as attn-gpu-pipeline resolves
+/// its `chip` and `features` options.
+struct NVPTXTarget {
+  /// The SM version: 90 for sm_90 and sm_90a.
+  unsigned sm = 0;
+  /// The PTX features LLVM gets (at least the PTX ISA that knows the chip).
+  std::string features;
+  /// Whether attn's tensor-core kernels (mma.sync m16n8k16, cp.async,
+  /// ldmatrix) run there: sm_80 and newer.
+  bool hasTensorCores() const { return sm >= 80; }
+};
+
+/// The SM version of `chip`: 90 for sm_90 and sm_90a, none when it is not
+/// spelled sm_N.
+std::optional<unsigned> parseSMVersion(StringRef chip);
+
+/// Checks `chip`, an NVIDIA architecture LLVM's NVPTX back end knows, from
+/// sm_75 on, and resolves `features`: empty gives PTX ISA 8.0, or the
+/// oldest ISA that knows the chip when that is newer (8.6 for sm_100, 8.7
+/// for sm_120); a +ptxNN older than that is an error, as LLVM would abort.
+llvm::Expected<NVPTXTarget> resolveNVPTXTarget(StringRef chip,
+                                               StringRef features);
+
 /// attn-gpu-pipeline: from attention kernel functions on tensors to a
 /// gpu.binary (PTX or cubin for `chip`) and host functions on memrefs that
-/// gpu.launch_func its kernels.
-void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
+/// gpu.launch_func its kernels. Fails through `errorHandler` when `chip` or
+/// `features` is not one resolveNVPTXTarget accepts. On chips before sm_80
+/// every kernel is an FMA kernel, whatever `mma` says.
+LogicalResult
+buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
+                 function_ref<LogicalResult(const Twine &)> errorHandler);
 
 /// The CUDA toolkit directory: `requested` if set, else $CUDA_HOME, else
 /// /usr/local/cuda.

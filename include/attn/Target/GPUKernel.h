@@ -100,7 +100,8 @@ struct GPUOccupancy {
 /// on `chip`, by the CUDA occupancy calculator's model (registers allocated
 /// per warp in units of 256, shared memory in units of 128 bytes plus 1 KiB
 /// reserved per block); none for a chip whose limits attn does not know
-/// (it knows sm_80, sm_86, sm_89 and sm_90). `dynamicSharedBytes` adds to
+/// (it knows sm_75, sm_80, sm_86, sm_89, sm_90 and sm_100, with or without
+/// an a or f suffix). `dynamicSharedBytes` adds to
 /// the function's static shared memory.
 std::optional<GPUOccupancy>
 theoreticalOccupancy(StringRef chip, const GPUFunctionResources &function,

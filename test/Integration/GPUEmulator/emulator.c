@@ -34,6 +34,9 @@
 // RUN: %t/emulator cubin 2>&1 | FileCheck %s --check-prefix=CUBIN
 // RUN: %t/emulator dynamic | FileCheck %s --check-prefix=DYNAMIC
 // RUN: %t/emulator funnel | FileCheck %s --check-prefix=FUNNEL
+// RUN: %t/emulator pairs | FileCheck %s --check-prefix=PAIRS
+// RUN: %if ptxas-sm_100 %{ %t/emulator pairs-ptx > %t/pairs.ptx %}
+// RUN: %if ptxas-sm_100 %{ %ptxas -arch=sm_100 %t/pairs.ptx -o %t/pairs.cubin %}
 // upstream-mma.mlir runs `emulator upstream FILE.ptx` on kernels upstream
 // MLIR lowered.
 
@@ -80,6 +83,7 @@
 // LLVM emits shf.r.wrap for rotates (x urem 6 == 0, say): the four funnel
 // shifts against a C reference, shift amounts from 0 past 64.
 // FUNNEL: funnel: 128 results, 0 wrong
+// PAIRS: pairs: 256 results, 0 wrong
 // DYNAMIC: dynamic: 64 KiB 1, opt in 0, 64 KiB 0, 65 KiB 1, opt in 228 KiB 1, other attribute 1
 
 #include <cuda.h>
@@ -219,6 +223,24 @@ static const char *kFunnelPTX =
     "  mul.wide.u32 %rd3, %r1, 16;\n  add.s64 %rd5, %rd2, %rd3;\n"
     "  st.global.v4.u32 [%rd5], {%r5, %r6, %r7, %r8};\n  ret;\n}\n";
 
+// sm_100's packed f32 pairs (PTX ISA 8.6), which LLVM writes for sm_100
+// and sm_120: thread i computes add, sub, mul and fma .rn.f32x2 of the
+// pairs in[6i..6i+5] into out[8i..8i+7]; the low word is element 0.
+static const char *kPairsPTX =
+    ".version 8.6\n.target sm_100\n.address_size 64\n"
+    ".visible .entry pairs(.param .u64 in, .param .u64 out)\n{\n"
+    "  .reg .b32 %r<2>;\n  .reg .b64 %rd<14>;\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 24;\n"
+    "  add.s64 %rd4, %rd1, %rd3;\n  ld.global.u64 %rd5, [%rd4];\n"
+    "  ld.global.u64 %rd6, [%rd4+8];\n  ld.global.u64 %rd7, [%rd4+16];\n"
+    "  add.rn.f32x2 %rd8, %rd5, %rd6;\n  sub.rn.f32x2 %rd9, %rd5, %rd6;\n"
+    "  mul.rn.f32x2 %rd10, %rd5, %rd6;\n"
+    "  fma.rn.f32x2 %rd11, %rd5, %rd6, %rd7;\n"
+    "  mul.wide.u32 %rd3, %r1, 32;\n  add.s64 %rd12, %rd2, %rd3;\n"
+    "  st.global.v2.u64 [%rd12], {%rd8, %rd9};\n"
+    "  st.global.v2.u64 [%rd12+16], {%rd10, %rd11};\n  ret;\n}\n";
+
 static uint16_t toHalf(float x) {
   _Float16 h = (_Float16)x;
   uint16_t bits;
@@ -272,6 +294,38 @@ static int runFunnel(void) {
       wrong += out[4 * i + k] != funnel(in[3 * i], in[3 * i + 1], in[3 * i + 2],
                                         k % 2 == 0, k >= 2);
   printf("funnel: 128 results, %d wrong\n", wrong);
+  return wrong != 0;
+}
+
+static int runPairs(void) {
+  static float in[32 * 6], out[32 * 8];
+  uint32_t seed = 777;
+  for (int i = 0; i < 32 * 6; ++i) {
+    seed = seed * 1664525u + 1013904223u;
+    in[i] = ((float)(seed >> 8) / (float)(1 << 24) - 0.5f) * 8.0f;
+  }
+  CUmodule module;
+  CUfunction f;
+  CUdeviceptr din, dout;
+  if (!check(cuModuleLoadData(&module, kPairsPTX), "load") ||
+      !check(cuModuleGetFunction(&f, module, "pairs"), "function") ||
+      !check(cuMemAlloc(&din, sizeof in), "alloc") ||
+      !check(cuMemAlloc(&dout, sizeof out), "alloc") ||
+      !check(cuMemcpyHtoD(din, in, sizeof in), "copy"))
+    return 1;
+  void *params[] = {&din, &dout};
+  if (!check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0), "launch") ||
+      !check(cuMemcpyDtoH(out, dout, sizeof out), "copy back"))
+    return 1;
+  int wrong = 0;
+  for (int i = 0; i < 32; ++i)
+    for (int e = 0; e < 2; ++e) {
+      float a = in[6 * i + e], b = in[6 * i + 2 + e], c = in[6 * i + 4 + e];
+      const float *o = out + 8 * i + e;
+      wrong += (o[0] != a + b) + (o[2] != a - b) + (o[4] != a * b) +
+               (o[6] != fmaf(a, b, c));
+    }
+  printf("pairs: 256 results, %d wrong\n", wrong);
   return wrong != 0;
 }
 
@@ -440,6 +494,10 @@ int main(int argc, char **argv) {
     return runMma(!strcmp(name, "mapped"));
   if (!strcmp(name, "funnel"))
     return runFunnel();
+  if (!strcmp(name, "pairs"))
+    return runPairs();
+  if (!strcmp(name, "pairs-ptx"))
+    return fputs(kPairsPTX, stdout) < 0;
   if (!strcmp(name, "upstream") && argc > 2)
     return runUpstream(argv[2]);
   // Modules the emulator must refuse to load.
