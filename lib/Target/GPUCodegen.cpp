@@ -130,6 +130,7 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
       if (launch->hasAttr("attn.packed_heads"))
         plan.packedHeads = intAttr(launch, "attn.packed_heads");
       plan.tensorCores = launch->hasAttr("attn.tensor_cores");
+      plan.kvTile = std::max<int64_t>(0, intAttr(launch, "attn.kv_tile"));
       if (plan.blockRows <= 0 || plan.kvSplits <= 0 || plan.packedHeads <= 0)
         return failure();
     }
@@ -359,9 +360,19 @@ static LogicalResult assemble(func::FuncOp func, GPUKernelBinary &binary,
   return success();
 }
 
-FailureOr<GPUKernelBinary>
-mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
-                             const GPUTargetOptions &options) {
+/// Bytes the tensor-core attention kernel of `binary` spills (0 for FMA
+/// kernels: their tile is not the key tile retried below).
+static int64_t tensorCoreSpills(const GPUKernelBinary &binary) {
+  const GPULaunch &attention = binary.attention();
+  const GPUFunctionResources *used = binary.resourcesOf(attention.function);
+  if (!attention.tensorCores || !used)
+    return 0;
+  return used->spillStoreBytes + used->spillLoadBytes;
+}
+
+/// compileGPUKernel without retries.
+static FailureOr<GPUKernelBinary> compileOnce(func::FuncOp func, StringRef name,
+                                              const GPUTargetOptions &options) {
   auto ptx = lowerToPTX(func, name, options);
   if (failed(ptx))
     return failure();
@@ -376,6 +387,30 @@ mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
     if (!binary.resourcesOf(launch.function))
       return emitError(func.getLoc())
              << "ptxas reported nothing of '" << launch.function << "'";
+  return binary;
+}
+
+FailureOr<GPUKernelBinary>
+mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
+                             const GPUTargetOptions &options) {
+  FailureOr<GPUKernelBinary> binary = compileOnce(func, name, options);
+  if (failed(binary) || options.mmaKvTileSize || options.minBlocksPerSM)
+    return binary;
+  // A chip's ptxas may spill where sm_90's does not (sm_120: GQA decoding
+  // with ALiBi at D = 128, 20 bytes at 64-key tiles, none at 32): a
+  // tensor-core kernel that spills at its default key tile gets half of it,
+  // down to 16 keys, while that spills less. Tile sizes and block bounds the
+  // user gave are kept, spills and all.
+  for (int64_t keys = binary->attention().kvTile / 2;
+       tensorCoreSpills(*binary) && keys >= 16; keys /= 2) {
+    GPUTargetOptions smaller = options;
+    smaller.mmaKvTileSize = keys;
+    FailureOr<GPUKernelBinary> retry = compileOnce(func, name, smaller);
+    if (failed(retry))
+      return failure();
+    if (tensorCoreSpills(*retry) < tensorCoreSpills(*binary))
+      binary = std::move(retry);
+  }
   return binary;
 }
 

@@ -11,7 +11,7 @@
 // CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
 // CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
 // CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
-// CHECK: gpu.launch_func @decode_kernels::@decode blocks in (%[[C2]], %[[C2]], %[[C2]]) threads in (%[[C32]], {{.*}}) {attn.alignments = array<i64: 4, 16, 16, 1, 1>, attn.block_rows = 4 : i64, attn.kv_splits = 2 : i64, attn.packed_heads = 4 : i64, attn.tensor_cores}
+// CHECK: gpu.launch_func @decode_kernels::@decode blocks in (%[[C2]], %[[C2]], %[[C2]]) threads in (%[[C32]], {{.*}}) {attn.alignments = array<i64: 4, 16, 16, 1, 1>, attn.block_rows = 4 : i64, attn.kv_splits = 2 : i64, attn.kv_tile = 64 : i64, attn.packed_heads = 4 : i64, attn.tensor_cores}
 // The combine kernel stays a warp per row of each query head.
 // CHECK: gpu.launch_func @decode_kernels::@decode_combine blocks in (%{{.+}}, %[[C8]], %[[C2]])
 // CHECK-SAME: {attn.block_rows = 4 : i64}
@@ -33,12 +33,12 @@
 // Unpacked, a block per (query head, batch): grid y is the 8 query heads.
 // OFF-LABEL: func.func @decode
 // OFF: %[[C8:.+]] = arith.constant 8 : index
-// OFF: gpu.launch_func @decode_kernels::@decode blocks in (%{{.+}}, %[[C8]], %{{.+}}) {{.*}} {attn.alignments = array<i64: 4, 16, 16, 1, 1>, attn.block_rows = 16 : i64, attn.kv_splits = 2 : i64, attn.tensor_cores}
+// OFF: gpu.launch_func @decode_kernels::@decode blocks in (%{{.+}}, %[[C8]], %{{.+}}) {{.*}} {attn.alignments = array<i64: 4, 16, 16, 1, 1>, attn.block_rows = 16 : i64, attn.kv_splits = 2 : i64, attn.kv_tile = 64 : i64, attn.tensor_cores}
 // OFF-NOT: packed_heads
 // OFF: return
 // The FMA kernel packs the same way, into its 32 rows.
 // FMA-LABEL: func.func @decode
-// FMA: gpu.launch_func @decode_kernels::@decode blocks in {{.*}} {attn.alignments = array<i64: 8, 8, 8, 1, 1>, attn.block_rows = 8 : i64, attn.kv_splits = 4 : i64, attn.packed_heads = 4 : i64}
+// FMA: gpu.launch_func @decode_kernels::@decode blocks in {{.*}} {attn.alignments = array<i64: 8, 8, 8, 1, 1>, attn.block_rows = 8 : i64, attn.kv_splits = 4 : i64, attn.kv_tile = 32 : i64, attn.packed_heads = 4 : i64}
 func.func @decode(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x512x64xf16>,
                   %v: tensor<2x2x512x64xf16>, %o: tensor<2x8x3x64xf16>)
     -> tensor<2x8x3x64xf16> {
@@ -53,8 +53,8 @@ func.func @decode(%q: tensor<2x8x3x64xf16>, %k: tensor<2x2x512x64xf16>,
 // 8 heads of 5 rows: 40 rows, in 3 warps (48 rows, 6 of each head). The
 // exact FMA kernel behind the causal mask packs alike, over the same grid.
 // CHECK-LABEL: func.func @warps
-// CHECK: gpu.launch_func @warps_kernels::@warps blocks in (%[[X:.+]], %[[Y:.+]], %{{.+}}) threads in (%[[C96:.+]], {{.*}}) {attn.alignments = array<i64: 4, 16, 16, 1, 1>, attn.block_rows = 6 : i64, attn.kv_splits = 2 : i64, attn.packed_heads = 8 : i64, attn.tensor_cores}
-// CHECK: gpu.launch_func @warps_kernels::@warps_exact blocks in (%[[X]], %[[Y]], %{{.+}}) threads in (%[[C96]], {{.*}}) {attn.alignments = array<i64: 8, 16, 16, 1, 1>, attn.block_rows = 6 : i64, attn.kv_splits = 2 : i64, attn.packed_heads = 8 : i64}
+// CHECK: gpu.launch_func @warps_kernels::@warps blocks in (%[[X:.+]], %[[Y:.+]], %{{.+}}) threads in (%[[C96:.+]], {{.*}}) {attn.alignments = array<i64: 4, 16, 16, 1, 1>, attn.block_rows = 6 : i64, attn.kv_splits = 2 : i64, attn.kv_tile = 64 : i64, attn.packed_heads = 8 : i64, attn.tensor_cores}
+// CHECK: gpu.launch_func @warps_kernels::@warps_exact blocks in (%[[X]], %[[Y]], %{{.+}}) threads in (%[[C96]], {{.*}}) {attn.alignments = array<i64: 8, 16, 16, 1, 1>, attn.block_rows = 6 : i64, attn.kv_splits = 2 : i64, attn.kv_tile = 32 : i64, attn.packed_heads = 8 : i64}
 // OFF-LABEL: func.func @warps
 // OFF: attn.block_rows = 16 : i64
 // OFF-NOT: packed_heads

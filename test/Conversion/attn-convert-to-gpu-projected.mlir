@@ -20,7 +20,7 @@
 // CHECK: %[[VFLAT:.+]] = memref.collapse_shape %[[V]]
 // CHECK: gpu.launch_func @mha_kernels::@mha_project0 {{.+}} {attn.projection = array<i64: 64, 32, 64, 64>}
 // CHECK: %[[OFLAT:.+]] = memref.collapse_shape %[[O]]
-// CHECK: gpu.launch_func @mha_kernels::@mha blocks in {{.+}} args(%[[QFLAT]] : memref<?xf16>, %[[KFLAT]] : memref<?xf16>, %[[VFLAT]] : memref<?xf16>, %[[LENS]] : memref<?xi32>, %[[OFLAT]] : memref<?xf16>, {{.+}}) {attn.alignments = array<i64: 8, 8, 8, 1, 8>, attn.block_rows = 32 : i64}
+// CHECK: gpu.launch_func @mha_kernels::@mha blocks in {{.+}} args(%[[QFLAT]] : memref<?xf16>, %[[KFLAT]] : memref<?xf16>, %[[VFLAT]] : memref<?xf16>, %[[LENS]] : memref<?xi32>, %[[OFLAT]] : memref<?xf16>, {{.+}}) {attn.alignments = array<i64: 8, 8, 8, 1, 8>, attn.block_rows = 32 : i64, attn.kv_tile = 32 : i64}
 // CHECK: %[[OUTFLAT:.+]] = memref.collapse_shape %[[OUT]]
 // CHECK: gpu.launch_func @mha_kernels::@mha_project1 {{.+}} args(%[[OFLAT]] : memref<?xf16>, %{{.+}} : memref<?xf16>, %{{.+}} : memref<?xf16>, %[[OUTFLAT]] : memref<?xf32>, {{.+}}) {attn.projection = array<i64: 64, 64, 64, 64>}
 // CHECK: gpu.dealloc %[[Q]]
@@ -149,7 +149,7 @@ func.func @mha(%xq: tensor<?x?x64xf16>, %xk: tensor<?x?x64xf16>,
 // CHECK: %[[WFLAT:.+]] = memref.cast %[[W]]
 // CHECK: %[[TFLAT:.+]] = memref.collapse_shape %[[TABLE]]
 // CHECK: gpu.launch_func @additive_kernels::@additive_project1 {{.+}} args(%[[WFLAT]] : memref<?xf16>, %[[TFLAT]] : memref<?xf32>, %{{.+}} : index, %c0 : index, %c32 : index) {attn.projection = array<i64: 0, 32, 64, 64>}
-// CHECK: gpu.launch_func @additive_kernels::@additive blocks in {{.+}} args(%{{.+}} : memref<?xf16>, %{{.+}} : memref<?xf16>, %{{.+}} : memref<?xf16>, %[[TFLAT]] : memref<?xf32>, %{{.+}} : memref<?xf16>, {{.+}}) {attn.alignments = array<i64: 8, 8, 8, 16, 8>, attn.block_rows = 32 : i64}
+// CHECK: gpu.launch_func @additive_kernels::@additive blocks in {{.+}} args(%{{.+}} : memref<?xf16>, %{{.+}} : memref<?xf16>, %{{.+}} : memref<?xf16>, %[[TFLAT]] : memref<?xf32>, %{{.+}} : memref<?xf16>, {{.+}}) {attn.alignments = array<i64: 8, 8, 8, 16, 8>, attn.block_rows = 32 : i64, attn.kv_tile = 32 : i64}
 // CHECK: gpu.dealloc %[[TABLE]]
 // TC-LABEL: func.func @additive
 // TC-COUNT-2: gpu.launch_func @additive_kernels::@additive_project0 {{.+}} threads in (%c128, %c1, %c1)

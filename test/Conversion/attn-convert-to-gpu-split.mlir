@@ -24,7 +24,7 @@
 // CHECK-DAG: %[[C64:.+]] = arith.constant 64 : index
 // CHECK: %[[PARTIAL:.+]] = gpu.alloc (%[[C4096]]) {attn.rows_of = 0 : i64, attn.width = 1024 : i64} : memref<?xf32>
 // CHECK: %[[PARTIALLSE:.+]] = gpu.alloc (%[[C64]]) {attn.rows_of = 0 : i64, attn.width = 16 : i64} : memref<?xf32>
-// CHECK: gpu.launch_func @decode_kernels::@decode blocks in (%[[C16]], %[[C4]], %[[C1]]) threads in (%[[C32]], %[[C1]], %[[C1]]) args({{.*}}, %[[PARTIAL]] : memref<?xf32>, %[[PARTIALLSE]] : memref<?xf32>, %[[C1]] : index, %[[C1]] : index, %[[C4096]] : index, %[[C4]] : index, %[[C1]] : index) {attn.alignments = array<i64: 4, 16, 16, 1, 1>, attn.block_rows = 16 : i64, attn.kv_splits = 16 : i64, attn.tensor_cores}
+// CHECK: gpu.launch_func @decode_kernels::@decode blocks in (%[[C16]], %[[C4]], %[[C1]]) threads in (%[[C32]], %[[C1]], %[[C1]]) args({{.*}}, %[[PARTIAL]] : memref<?xf32>, %[[PARTIALLSE]] : memref<?xf32>, %[[C1]] : index, %[[C1]] : index, %[[C4096]] : index, %[[C4]] : index, %[[C1]] : index) {attn.alignments = array<i64: 4, 16, 16, 1, 1>, attn.block_rows = 16 : i64, attn.kv_splits = 16 : i64, attn.kv_tile = 64 : i64, attn.tensor_cores}
 // CHECK-NEXT: gpu.launch_func @decode_kernels::@decode_combine blocks in (%[[C1]], %[[C4]], %[[C1]]) threads in (%[[C128]], %[[C1]], %[[C1]]) args(%[[PARTIAL]] : memref<?xf32>, %[[PARTIALLSE]] : memref<?xf32>, %{{.+}} : memref<?xf16>, %[[LF]] : memref<?xf32>, {{.*}}) {attn.block_rows = 4 : i64}
 // CHECK-NEXT: gpu.dealloc %[[PARTIAL]]
 // CHECK-NEXT: gpu.dealloc %[[PARTIALLSE]]

@@ -8,7 +8,7 @@
 // bytes), Q's 64 x 256 f16 as 64 fragments of 32 lanes' 4 registers, 66,560
 // bytes of dynamic shared memory.
 // CHECK-LABEL: func.func @wide
-// CHECK: gpu.launch_func @wide_kernels::@wide blocks in (%c4, %c2, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c66560_i32 {{.*}} {attn.alignments = array<i64: 4, 16, 16, 4>, attn.block_rows = 64 : i64, attn.tensor_cores}
+// CHECK: gpu.launch_func @wide_kernels::@wide blocks in (%c4, %c2, %c1) threads in (%c128, %c1, %c1) dynamic_shared_memory_size %c66560_i32 {{.*}} {attn.alignments = array<i64: 4, 16, 16, 4>, attn.block_rows = 64 : i64, attn.kv_tile = 32 : i64, attn.tensor_cores}
 // CHECK-LABEL: gpu.func @wide(
 // CHECK-SAME: attn.block_rows = 64
 // CHECK: %[[SHARED:.+]] = gpu.dynamic_shared_memory
@@ -78,7 +78,7 @@ func.func @mla(%q: tensor<1x2x256x192xf16>, %k: tensor<1x2x256x192xf16>,
 // kernel: the tensor-core kernel or its exact companion spilled there. Its
 // launch has no attn.tensor_cores (attn-compile's manifest: "mma": false).
 // CHECK-LABEL: func.func @wide_masked
-// CHECK: gpu.launch_func @wide_masked_kernels::@wide_masked blocks in (%c2, %c2, %c1) threads in (%c256, %c1, %c1) args({{.*}}) {attn.alignments = array<i64: 8, 8, 8, 1, 8>, attn.block_rows = 32 : i64}{{$}}
+// CHECK: gpu.launch_func @wide_masked_kernels::@wide_masked blocks in (%c2, %c2, %c1) threads in (%c256, %c1, %c1) args({{.*}}) {attn.alignments = array<i64: 8, 8, 8, 1, 8>, attn.block_rows = 32 : i64, attn.kv_tile = 24 : i64}{{$}}
 // CHECK-NOT: mma.sync
 // CHECK-NOT: _exact
 func.func @wide_masked(%q: tensor<1x2x64x256xf16>, %k: tensor<1x2x64x256xf16>,

@@ -169,8 +169,8 @@
 // ROWS128-DAG: %[[C256:.+]] = arith.constant 256 : index
 // ROWS128-DAG: %[[C512:.+]] = arith.constant 512 : index
 // ROWS128: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C128]] : index
-// ROWS128: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C256]], {{.*}}) {{.*}} {attn.alignments = array<i64: 4, 16, 16, 4>, attn.block_rows = 128 : i64, attn.tensor_cores}
-// ROWS128-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C512]], {{.*}}) {{.*}} {attn.alignments = array<i64: 8, 16, 16, 8>, attn.block_rows = 128 : i64}
+// ROWS128: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C256]], {{.*}}) {{.*}} {attn.alignments = array<i64: 4, 16, 16, 4>, attn.block_rows = 128 : i64, attn.kv_tile = 64 : i64, attn.tensor_cores}
+// ROWS128-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C512]], {{.*}}) {{.*}} {attn.alignments = array<i64: 8, 16, 16, 8>, attn.block_rows = 128 : i64, attn.kv_tile = 32 : i64}
 // ROWS128: gpu.func @causal(
 // ROWS128-SAME: known_block_size = array<i32: 256, 1, 1>
 // ROWS128: gpu.func @causal_exact(
@@ -191,9 +191,9 @@
 // MMA-DAG: %[[C64:.+]] = arith.constant 64 : index
 // MMA-DAG: %[[C128:.+]] = arith.constant 128 : index
 // MMA: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C64]] : index
-// MMA: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C128]], {{.*}}) {{.*}} {attn.alignments = array<i64: 4, 16, 16, 4>, attn.block_rows = 64 : i64, attn.tensor_cores}
+// MMA: gpu.launch_func @causal_kernels::@causal blocks in (%[[BLOCKS]], {{.*}}) threads in (%[[C128]], {{.*}}) {{.*}} {attn.alignments = array<i64: 4, 16, 16, 4>, attn.block_rows = 64 : i64, attn.kv_tile = 32 : i64, attn.tensor_cores}
 // Under the causal mask the exact FMA kernel follows, over the same blocks.
-// MMA-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%{{.+}}, {{.*}}) {{.*}} {attn.alignments = array<i64: 8, 16, 16, 8>, attn.block_rows = 64 : i64}
+// MMA-NEXT: gpu.launch_func @causal_kernels::@causal_exact blocks in (%[[BLOCKS]], {{.*}}) threads in (%{{.+}}, {{.*}}) {{.*}} {attn.alignments = array<i64: 8, 16, 16, 8>, attn.block_rows = 64 : i64, attn.kv_tile = 32 : i64}
 // MMA: gpu.func @causal({{.*}}) workgroup(%[[KT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VT:.+]] : memref<32x136xf16, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // MMA-SAME: attn.block_rows = 64 : i64, known_block_size = array<i32: 128, 1, 1>
 // MMA-COUNT-32: vector.load %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>

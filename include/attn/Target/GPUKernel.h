@@ -73,6 +73,8 @@ struct GPULaunch {
   int64_t packedHeads = 1;
   /// Whether the attention kernel multiplies on tensor cores (else FMAs).
   bool tensorCores = false;
+  /// Keys per K/V tile the attention kernel stages in shared memory.
+  int64_t kvTile = 0;
   /// The alignment in bytes each buffer's data needs (what the kernel
   /// reads or writes of it at once: 16 of K and V where cp.async copies
   /// them); empty: none beyond their elements.
@@ -131,7 +133,10 @@ llvm::Error checkGPUTarget(const GPUTargetOptions &options);
 /// Lowers a copy of `func` (alone in a new module, renamed `name`) with
 /// attn-gpu-pipeline to PTX, and assembles it to a cubin with the toolkit's
 /// ptxas (keeping its report of each function's resources); the launches
-/// are read from the host function the pipeline leaves.
+/// are read from the host function the pipeline leaves. A tensor-core
+/// attention kernel that spills at its default key tile is compiled again
+/// at half of it, down to 16 keys, keeping the one that spills least
+/// (unless `mmaKvTileSize` or `minBlocksPerSM` is given).
 FailureOr<GPUKernelBinary> compileGPUKernel(func::FuncOp func, StringRef name,
                                             const GPUTargetOptions &options);
 

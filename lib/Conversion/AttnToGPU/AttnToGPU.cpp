@@ -450,8 +450,10 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
       kernel.setWorkgroupAttributionAttr(
           tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
     KernelBuilder(b, loc, op, of).build(kernel);
-    return {kernel, of.threads(), operandAlignments(op, of), dynamicShared,
-            of.mma};
+    KernelLaunch launch{kernel, of.threads(), operandAlignments(op, of),
+                        dynamicShared, of.mma};
+    launch.kvTile = of.kvTile;
+    return launch;
   };
   SmallVector<KernelLaunch> launches = {
       buildKernel(shape, func.getSymName(), gpu::GPUModuleOp())};

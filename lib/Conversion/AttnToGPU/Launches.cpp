@@ -103,6 +103,8 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
       launchOp->setAttr("attn.packed_heads", b.getI64IntegerAttr(packed));
     if (kernel.tensorCores)
       launchOp->setAttr("attn.tensor_cores", b.getUnitAttr());
+    if (kernel.kvTile)
+      launchOp->setAttr("attn.kv_tile", b.getI64IntegerAttr(kernel.kvTile));
     // What the launcher checks of its buffers before the kernel runs.
     if (llvm::any_of(kernel.alignments, [](int64_t a) { return a > 1; }))
       launchOp->setAttr("attn.alignments",

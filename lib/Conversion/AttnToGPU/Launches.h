@@ -57,6 +57,8 @@ struct KernelLaunch {
   int64_t dynamicShared = 0;
   /// Whether it multiplies on tensor cores (`mma.sync`).
   bool tensorCores = false;
+  /// Keys per K/V tile in shared memory (0: the kernel stages none).
+  int64_t kvTile = 0;
 };
 
 /// The operands of `attention` a kernel takes, in its order: q, k, v,
