@@ -254,6 +254,25 @@ static int check(CUresult r, const char *what) {
   return r == CUDA_SUCCESS;
 }
 
+// Runs entry `name` of `ptx` on one warp with its (in, out) device copies
+// of `in` and `out`; 0 on success.
+static int runWarp(const char *ptx, const char *name, const void *in,
+                   size_t inBytes, void *out, size_t outBytes) {
+  CUmodule module;
+  CUfunction f;
+  CUdeviceptr din, dout;
+  if (!check(cuModuleLoadData(&module, ptx), "load") ||
+      !check(cuModuleGetFunction(&f, module, name), "function") ||
+      !check(cuMemAlloc(&din, inBytes), "alloc") ||
+      !check(cuMemAlloc(&dout, outBytes), "alloc") ||
+      !check(cuMemcpyHtoD(din, in, inBytes), "copy"))
+    return 1;
+  void *params[] = {&din, &dout};
+  return !check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0),
+                "launch") ||
+         !check(cuMemcpyDtoH(out, dout, outBytes), "copy back");
+}
+
 // The PTX ISA's definition: n = c mod 32 (wrap) or min(c, 32) (clamp) of
 // the 64-bit {b, a}; shf.l keeps the high word, shf.r the low one.
 static uint32_t funnel(uint32_t a, uint32_t b, uint32_t c, int left,
@@ -275,18 +294,7 @@ static int runFunnel(void) {
       in[3 * i + j] = seed = seed * 1664525u + 1013904223u;
     in[3 * i + 2] = i < 10 ? amounts[i] : (seed >> 8) % 80;
   }
-  CUmodule module;
-  CUfunction f;
-  CUdeviceptr din, dout;
-  if (!check(cuModuleLoadData(&module, kFunnelPTX), "load") ||
-      !check(cuModuleGetFunction(&f, module, "funnel"), "function") ||
-      !check(cuMemAlloc(&din, sizeof in), "alloc") ||
-      !check(cuMemAlloc(&dout, sizeof out), "alloc") ||
-      !check(cuMemcpyHtoD(din, in, sizeof in), "copy"))
-    return 1;
-  void *params[] = {&din, &dout};
-  if (!check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0), "launch") ||
-      !check(cuMemcpyDtoH(out, dout, sizeof out), "copy back"))
+  if (runWarp(kFunnelPTX, "funnel", in, sizeof in, out, sizeof out))
     return 1;
   int wrong = 0;
   for (int i = 0; i < 32; ++i)
@@ -304,18 +312,7 @@ static int runPairs(void) {
     seed = seed * 1664525u + 1013904223u;
     in[i] = ((float)(seed >> 8) / (float)(1 << 24) - 0.5f) * 8.0f;
   }
-  CUmodule module;
-  CUfunction f;
-  CUdeviceptr din, dout;
-  if (!check(cuModuleLoadData(&module, kPairsPTX), "load") ||
-      !check(cuModuleGetFunction(&f, module, "pairs"), "function") ||
-      !check(cuMemAlloc(&din, sizeof in), "alloc") ||
-      !check(cuMemAlloc(&dout, sizeof out), "alloc") ||
-      !check(cuMemcpyHtoD(din, in, sizeof in), "copy"))
-    return 1;
-  void *params[] = {&din, &dout};
-  if (!check(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, 0, params, 0), "launch") ||
-      !check(cuMemcpyDtoH(out, dout, sizeof out), "copy back"))
+  if (runWarp(kPairsPTX, "pairs", in, sizeof in, out, sizeof out))
     return 1;
   int wrong = 0;
   for (int i = 0; i < 32; ++i)
