@@ -103,8 +103,8 @@ struct GPUOccupancy {
 /// per warp in units of 256, shared memory in units of 128 bytes plus 1 KiB
 /// reserved per block); none for a chip whose limits attn does not know
 /// (it knows sm_75, sm_80, sm_86, sm_89, sm_90 and sm_100, with or without
-/// an a or f suffix). `dynamicSharedBytes` adds to
-/// the function's static shared memory.
+/// an a or f suffix). `dynamicSharedBytes` adds to the function's static
+/// shared memory.
 std::optional<GPUOccupancy>
 theoreticalOccupancy(StringRef chip, const GPUFunctionResources &function,
                      int64_t threads, int64_t dynamicSharedBytes = 0);
@@ -126,8 +126,9 @@ struct GPUKernelBinary {
   const GPULaunch &attention() const;
 };
 
-/// Checks `options` before compiling: `chip` is an architecture LLVM's NVPTX
-/// backend knows, and the CUDA toolkit has libdevice and ptxas.
+/// Checks `options` before compiling: `chip` is one resolveNVPTXTarget
+/// accepts (an architecture LLVM's NVPTX backend knows, from sm_75), and the
+/// CUDA toolkit has libdevice and ptxas.
 llvm::Error checkGPUTarget(const GPUTargetOptions &options);
 
 /// Lowers a copy of `func` (alone in a new module, renamed `name`) with
