@@ -617,6 +617,20 @@ void BlockRunner::execArithmetic(Thread &t, const Instruction &inst) {
     uint64_t n = (inst.cmp & kShfClamp) ? std::min<uint64_t>(c, 32) : c & 31;
     return out((inst.cmp & kShfLeft) ? (pair << n) >> 32 : pair >> n);
   }
+  case Opcode::Prmt: {
+    // Byte i of the result is byte s & 7 of {b, a} (a's bytes 0-3, b's
+    // 4-7), s the selector in bits [4i, 4i + 4) of c, or its sign
+    // replicated when s & 8.
+    uint64_t pair = in(2) << 32 | in(1), c = in(3), result = 0;
+    for (unsigned i = 0; i < 4; ++i) {
+      uint64_t s = (c >> (4 * i)) & 0xf;
+      uint64_t byte = (pair >> (8 * (s & 7))) & 0xff;
+      if (s & 8)
+        byte = (byte & 0x80) ? 0xff : 0;
+      result |= byte << (8 * i);
+    }
+    return out(result);
+  }
   case Opcode::Bfe: {
     // Bit i of the result is bit position + i of a while both lie inside
     // the field and a, else the field's sign (0 when unsigned).

@@ -532,6 +532,11 @@ int64_t Parser::parseImmediate(std::string_view text) {
     value = static_cast<int64_t>(std::strtoull(s.c_str() + 2, &end, 16));
   else
     value = std::strtoll(s.c_str(), &end, 10);
+  // An integer may end in U (unsigned), as LLVM writes prmt's selectors.
+  bool integer = s.size() < 2 || s[0] != '0' ||
+                 (s[1] != 'f' && s[1] != 'F' && s[1] != 'd' && s[1] != 'D');
+  if (integer && end && (*end == 'U' || *end == 'u'))
+    ++end;
   if (!end || *end)
     fail("unsupported operand '" + s + "'");
   return value;
@@ -786,6 +791,14 @@ void Parser::decodeOpcode(std::string_view opcode, Instruction &inst) {
       unsupported();
     inst.op = Opcode::Shf;
     inst.cmp = (left ? kShfLeft : 0) | (wrap ? 0 : kShfClamp);
+    return;
+  }
+  if (base == "prmt") {
+    // prmt.b32 in its default mode only (LLVM packs two bf16 with it
+    // before sm_80, which has no cvt to bf16x2).
+    if (types.size() != 1 || inst.type != Type::B32 || parts.size() != 2)
+      unsupported();
+    inst.op = Opcode::Prmt;
     return;
   }
   if (base == "setp") {

@@ -196,6 +196,7 @@ void checkOperands(const Instruction &inst, Fail fail) {
   case Opcode::Fma:
   case Opcode::Selp:
   case Opcode::Shf:
+  case Opcode::Prmt:
   case Opcode::Bfe:
     count(4), isReg(0), isValue(1), isValue(2), isValue(3);
     return;

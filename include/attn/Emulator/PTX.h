@@ -76,6 +76,7 @@ enum class Opcode : uint8_t {
   Shl,
   Shr,
   Shf,
+  Prmt,
   Bfe,
   Selp,
   Setp,

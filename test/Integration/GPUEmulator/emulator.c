@@ -35,8 +35,12 @@
 // RUN: %t/emulator dynamic | FileCheck %s --check-prefix=DYNAMIC
 // RUN: %t/emulator funnel | FileCheck %s --check-prefix=FUNNEL
 // RUN: %t/emulator pairs | FileCheck %s --check-prefix=PAIRS
-// RUN: %if ptxas-sm_100 %{ %t/emulator pairs-ptx > %t/pairs.ptx %}
+// RUN: %t/emulator permute | FileCheck %s --check-prefix=PERMUTE
+// The hand-written PTX of pairs and permute is valid: ptxas takes it.
+// RUN: %if ptxas-sm_100 %{ %t/emulator print pairs > %t/pairs.ptx %}
 // RUN: %if ptxas-sm_100 %{ %ptxas -arch=sm_100 %t/pairs.ptx -o %t/pairs.cubin %}
+// RUN: %if ptxas-sm_75 %{ %t/emulator print permute > %t/permute.ptx %}
+// RUN: %if ptxas-sm_75 %{ %ptxas -arch=sm_75 %t/permute.ptx -o %t/permute.cubin %}
 // upstream-mma.mlir runs `emulator upstream FILE.ptx` on kernels upstream
 // MLIR lowered.
 
@@ -84,6 +88,7 @@
 // shifts against a C reference, shift amounts from 0 past 64.
 // FUNNEL: funnel: 128 results, 0 wrong
 // PAIRS: pairs: 256 results, 0 wrong
+// PERMUTE: permute: 64 results, 0 wrong
 // DYNAMIC: dynamic: 64 KiB 1, opt in 0, 64 KiB 0, 65 KiB 1, opt in 228 KiB 1, other attribute 1
 
 #include <cuda.h>
@@ -241,6 +246,22 @@ static const char *kPairsPTX =
     "  st.global.v2.u64 [%rd12], {%rd8, %rd9};\n"
     "  st.global.v2.u64 [%rd12+16], {%rd10, %rd11};\n  ret;\n}\n";
 
+// prmt.b32 (default mode), which LLVM writes to pack two bf16 before sm_80:
+// thread i: out[2i] = prmt(in[3i], in[3i + 1], in[3i + 2]) and out[2i + 1]
+// with LLVM's selector 0x7632U (an immediate with its U suffix).
+static const char *kPermutePTX =
+    ".version 8.0\n.target sm_75\n.address_size 64\n"
+    ".visible .entry permute(.param .u64 in, .param .u64 out)\n{\n"
+    "  .reg .b32 %r<7>;\n  .reg .b64 %rd<6>;\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n  mul.wide.u32 %rd3, %r1, 12;\n"
+    "  add.s64 %rd4, %rd1, %rd3;\n  ld.global.u32 %r2, [%rd4];\n"
+    "  ld.global.u32 %r3, [%rd4+4];\n  ld.global.u32 %r4, [%rd4+8];\n"
+    "  prmt.b32 %r5, %r2, %r3, %r4;\n"
+    "  prmt.b32 %r6, %r2, %r3, 0x7632U;\n"
+    "  mul.wide.u32 %rd3, %r1, 8;\n  add.s64 %rd5, %rd2, %rd3;\n"
+    "  st.global.v2.u32 [%rd5], {%r5, %r6};\n  ret;\n}\n";
+
 static uint16_t toHalf(float x) {
   _Float16 h = (_Float16)x;
   uint16_t bits;
@@ -302,6 +323,41 @@ static int runFunnel(void) {
       wrong += out[4 * i + k] != funnel(in[3 * i], in[3 * i + 1], in[3 * i + 2],
                                         k % 2 == 0, k >= 2);
   printf("funnel: 128 results, %d wrong\n", wrong);
+  return wrong != 0;
+}
+
+// The PTX ISA's definition: byte i of the result is byte (s & 7) of
+// {b, a} (a's bytes 0-3), s = selector bits [4i, 4i + 4), or that byte's
+// sign bit replicated when s & 8.
+static uint32_t permute(uint32_t a, uint32_t b, uint32_t c) {
+  uint8_t bytes[8];
+  for (int i = 0; i < 4; ++i) {
+    bytes[i] = (uint8_t)(a >> (8 * i));
+    bytes[4 + i] = (uint8_t)(b >> (8 * i));
+  }
+  uint32_t result = 0;
+  for (int i = 0; i < 4; ++i) {
+    uint32_t s = (c >> (4 * i)) & 0xf, byte = bytes[s & 7];
+    if (s & 8)
+      byte = byte & 0x80 ? 0xff : 0;
+    result |= byte << (8 * i);
+  }
+  return result;
+}
+
+static int runPermute(void) {
+  static uint32_t in[32 * 3], out[32 * 2];
+  uint32_t seed = 4242;
+  for (int i = 0; i < 32 * 3; ++i)
+    in[i] = seed = seed * 1664525u + 1013904223u;
+  in[2] = 0x7632; // LLVM's selector, once as a register
+  if (runWarp(kPermutePTX, "permute", in, sizeof in, out, sizeof out))
+    return 1;
+  int wrong = 0;
+  for (int i = 0; i < 32; ++i)
+    wrong += (out[2 * i] != permute(in[3 * i], in[3 * i + 1], in[3 * i + 2])) +
+             (out[2 * i + 1] != permute(in[3 * i], in[3 * i + 1], 0x7632));
+  printf("permute: 64 results, %d wrong\n", wrong);
   return wrong != 0;
 }
 
@@ -493,8 +549,12 @@ int main(int argc, char **argv) {
     return runFunnel();
   if (!strcmp(name, "pairs"))
     return runPairs();
-  if (!strcmp(name, "pairs-ptx"))
-    return fputs(kPairsPTX, stdout) < 0;
+  if (!strcmp(name, "permute"))
+    return runPermute();
+  if (!strcmp(name, "print") && argc > 2) {
+    const char *ptx = !strcmp(argv[2], "pairs") ? kPairsPTX : kPermutePTX;
+    return fputs(ptx, stdout) < 0;
+  }
   if (!strcmp(name, "upstream") && argc > 2)
     return runUpstream(argv[2]);
   // Modules the emulator must refuse to load.
