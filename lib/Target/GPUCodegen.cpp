@@ -397,10 +397,10 @@ mlir::attn::compileGPUKernel(func::FuncOp func, StringRef name,
   if (failed(binary) || options.mmaKvTileSize || options.minBlocksPerSM)
     return binary;
   // A chip's ptxas may spill where sm_90's does not (sm_120: GQA decoding
-  // with ALiBi at D = 128, 20 bytes at 64-key tiles, none at 32): a
-  // tensor-core kernel that spills at its default key tile gets half of it,
-  // down to 16 keys, while that spills less. Tile sizes and block bounds the
-  // user gave are kept, spills and all.
+  // with ALiBi at D = 128, 20 bytes at 64-key tiles, none at 32): while the
+  // tensor-core kernel kept spills, it is compiled again at half the last
+  // key tile tried, down to 16 keys, and the one that spills least is kept.
+  // Tile sizes and block bounds the user gave are kept, spills and all.
   for (int64_t keys = binary->attention().kvTile / 2;
        tensorCoreSpills(*binary) && keys >= 16; keys /= 2) {
     GPUTargetOptions smaller = options;
