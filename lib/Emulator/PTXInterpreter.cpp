@@ -896,12 +896,15 @@ void BlockRunner::runCollective(std::vector<Thread *> &lanes) {
                        std::to_string(inst.line) + ")");
   const auto &ops = inst.operands;
   uint32_t warpBase = first.id / 32 * 32;
-  auto laneOf = [&](uint32_t lane) -> Thread * {
-    for (Thread *t : lanes)
-      if (t->id == warpBase + lane)
-        return t;
-    return nullptr;
-  };
+  // Lanes by lane id, and the mask of those here and of those that exist.
+  Thread *byLane[32] = {};
+  uint32_t here = 0, exist = 0;
+  for (Thread *t : lanes) {
+    byLane[t->id % 32] = t;
+    here |= 1u << (t->id % 32);
+  }
+  for (uint32_t l = 0; l < 32 && warpBase + l < threadCount; ++l)
+    exist |= 1u << l;
   if (inst.op == Opcode::Shfl) {
     std::vector<uint64_t> result(lanes.size());
     for (size_t i = 0; i < lanes.size(); ++i) {
@@ -909,11 +912,9 @@ void BlockRunner::runCollective(std::vector<Thread *> &lanes) {
       uint32_t lane = t.id % 32, b = read(t, ops[2]) & 31,
                c = static_cast<uint32_t>(read(t, ops[3]));
       uint32_t members = static_cast<uint32_t>(read(t, ops[4]));
-      for (uint32_t l = 0; l < 32; ++l)
-        if (((members >> l) & 1) != (laneOf(l) != nullptr) &&
-            warpBase + l < threadCount)
-          fault(t, "shfl.sync's member mask does not match the lanes "
-                   "that reach it");
+      if ((members ^ here) & exist)
+        fault(t, "shfl.sync's member mask does not match the lanes "
+                 "that reach it");
       uint32_t segment = (c >> 8) & 31, clamp = c & 31;
       uint32_t maxLane = (lane & segment) | (clamp & ~segment);
       uint32_t minLane = lane & segment;
@@ -935,7 +936,7 @@ void BlockRunner::runCollective(std::vector<Thread *> &lanes) {
       }
       if (!inRange)
         j = int32_t(lane);
-      Thread *source = laneOf(uint32_t(j));
+      Thread *source = byLane[j];
       if (!source)
         fault(t, "shfl.sync reads lane " + std::to_string(j) +
                      ", which does not take part");
@@ -949,10 +950,6 @@ void BlockRunner::runCollective(std::vector<Thread *> &lanes) {
             std::string(inst.op == Opcode::Mma ? "mma.sync" : "ldmatrix") +
                 " needs all 32 lanes of the warp, " +
                 std::to_string(lanes.size()) + " reach it");
-    // Lanes by lane id.
-    std::vector<Thread *> byLane(32);
-    for (Thread *t : lanes)
-      byLane[t->id % 32] = t;
     if (inst.op == Opcode::Ldmatrix) {
       // Matrix m's row r comes from the address of lane 8 m + r.
       uint16_t rows[4][8][8];

@@ -24,6 +24,8 @@
 // RUN: %t/emulator inflight 2>&1 | FileCheck %s --check-prefix=INFLIGHT
 // RUN: %t/emulator undefined 2>&1 | FileCheck %s --check-prefix=UNDEFINED
 // RUN: %t/emulator divergent 2>&1 | FileCheck %s --check-prefix=DIVERGENT
+// RUN: %t/emulator members 2>&1 | FileCheck %s --check-prefix=MEMBERS
+// RUN: %t/emulator absent 2>&1 | FileCheck %s --check-prefix=ABSENT
 // RUN: %t/emulator zerodiv 2>&1 | FileCheck %s --check-prefix=ZERODIV
 // RUN: env ATTN_EMULATOR_MAX_STEPS=10000 %t/emulator spin 2>&1 | FileCheck %s --check-prefix=SPIN
 // RUN: env ATTN_EMULATOR_MAX_STEPS=ten %t/emulator spin 2>&1 | FileCheck %s --check-prefix=BADSTEPS
@@ -64,6 +66,10 @@
 // 0 would hide the bug): as an offset it misaligns the store.
 // UNDEFINED: thread 0, PTX line {{[0-9]+}}: misaligned global store of 4 bytes
 // DIVERGENT: divergent warp: lanes wait at different collectives
+// The whole warp reaches a shfl.sync whose member mask names half of it;
+// half the warp reaches one that reads from the other half.
+// MEMBERS: thread 0, PTX line {{[0-9]+}}: shfl.sync's member mask does not match the lanes that reach it
+// ABSENT: thread 0, PTX line {{[0-9]+}}: shfl.sync reads lane 16, which does not take part
 // ZERODIV: integer division by zero
 // A loop around a barrier never runs long between barriers: the block's
 // budget stops it.
@@ -178,6 +184,13 @@ static const char *kFaultPTX =
     "  setp.lt.u32 %p1, %r1, 16;\n  @%p1 bra $L_low;\n"
     "  shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;\n  ret;\n"
     "$L_low:\n  shfl.sync.bfly.b32 %r3, %r1, 2, 31, -1;\n  ret;\n}\n"
+    ".visible .entry members(.param .u64 p)\n{\n  .reg .b32 %r<3>;\n"
+    "  mov.u32 %r1, %tid.x;\n  shfl.sync.bfly.b32 %r2, %r1, 1, 31, 65535;\n"
+    "  ret;\n}\n"
+    ".visible .entry absent(.param .u64 p)\n{\n  .reg .pred %p<2>;\n"
+    "  .reg .b32 %r<3>;\n  mov.u32 %r1, %tid.x;\n"
+    "  setp.ge.u32 %p1, %r1, 16;\n  @%p1 bra $L_out;\n"
+    "  shfl.sync.bfly.b32 %r2, %r1, 16, 31, 65535;\n$L_out:\n  ret;\n}\n"
     ".visible .entry zerodiv(.param .u64 p)\n{\n  .reg .b32 %r<4>;\n"
     "  mov.u32 %r1, %tid.x;\n  div.u32 %r2, 5, %r1;\n  ret;\n}\n"
     ".visible .entry spin(.param .u64 p)\n{\n"
