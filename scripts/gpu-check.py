@@ -420,13 +420,19 @@ def sdpa(q, k, v, causal):
         is_causal=causal)
 
 
-def median_ms(fn, budget_s=0.5, max_runs=20):
-    for _ in range(2):
+# A timing: WARMUPS untimed runs, then at least MIN_RUNS timed ones and more
+# while BUDGET_S seconds last, up to MAX_RUNS; their median counts. (The
+# CUDA emulator's test takes one run: its times mean nothing.)
+WARMUPS, MIN_RUNS, BUDGET_S, MAX_RUNS = 2, 3, 0.5, 20
+
+
+def median_ms(fn):
+    for _ in range(WARMUPS):
         fn()
     torch.cuda.synchronize()
     times, start = [], time.time()
-    while len(times) < max_runs and (len(times) < 3 or
-                                     time.time() - start < budget_s):
+    while len(times) < MAX_RUNS and (len(times) < MIN_RUNS or
+                                     time.time() - start < BUDGET_S):
         begin, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
         begin.record()
         fn()

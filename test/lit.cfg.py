@@ -120,6 +120,10 @@ if config.attn_ptxas:
                            text=True).stdout
     for chip in sorted(set(re.findall(r"'(sm_[0-9]+[af]?)'", usage))):
         config.available_features.add("ptxas-" + chip)
+    # The chips ptxas-variants.test assembles each variant for: sanitized,
+    # sm_90 alone (sm_80 runs the same compiler code, at 2 s a variant).
+    config.substitutions.append(
+        ("%assemble_chips", "sm_90" if config.attn_sanitize else "sm_80 sm_90"))
 
     # The CUDA emulator (lib/Emulator), built with the toolkit: libcuda.so.1
     # running PTX on the CPU, for the launchers' end-to-end tests here.
