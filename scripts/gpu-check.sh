@@ -3,7 +3,8 @@
 # builds every launcher of this directory (made by gpu-artifacts.sh) into a
 # shared library and the C test driver, checks every kernel against the
 # driver's CPU reference, then (with PyTorch) against a torch reference and
-# times it against torch's scaled_dot_product_attention (gpu-check.py).
+# times it against torch's scaled_dot_product_attention (gpu-check.py), and
+# last profiles the floor kernels where ncu and cuobjdump are found.
 # Exit status: 0 all agree, 1 some kernel disagrees, 2 cannot run here.
 # GPU_CHECK_TORCH=0 skips the torch part (the CUDA emulator's tests run the
 # rest on the CPU, with LD_LIBRARY_PATH naming the emulator's libcuda).
@@ -110,4 +111,41 @@ else
   fi
 fi
 [[ $torch == 2 ]] && echo "gpu-check: skipped the torch check and benchmark"
+
+# Profiles of the floor kernels (floors.txt), for later sessions to read
+# without a GPU: one launch under Nsight Compute (out/NAME.ncu.txt: speed of
+# light, occupancy, warp stalls, pipes, memory) and the cubin's SASS
+# (out/NAME.sass), where ncu and cuobjdump are found (on PATH, in the
+# toolkit or in Nsight Compute's directory). A report, not part of the exit
+# status. GPU_CHECK_PROFILE=0 skips it; an ncu run stops after
+# GPU_CHECK_PROFILE_TIMEOUT seconds (default 90).
+find_tool() {
+  command -v "$1" 2> /dev/null && return
+  local path
+  for path in "$cuda/bin/$1" /opt/nvidia/nsight-compute/*/"$1"; do
+    [[ -x $path ]] && echo "$path" && return
+  done
+  return 1
+}
+if [[ ${GPU_CHECK_PROFILE:-1} != 0 && -s floors.txt ]]; then
+  ncu=$(find_tool ncu) || echo "gpu-check: no ncu here: no profiles"
+  cuobjdump=$(find_tool cuobjdump) || echo "gpu-check: no cuobjdump here: no SASS"
+  while read -r name _; do
+    [[ -z $name || $name == \#* ]] && continue
+    [[ -n $cuobjdump ]] && "$cuobjdump" -sass "$name.cubin" > "out/$name.sass" 2>&1
+    [[ -n $ncu ]] || continue
+    spec=$(awk -v name="$name" '$1 == name { $1 = ""; print substr($0, 2) }' specs.txt)
+    timeout "${GPU_CHECK_PROFILE_TIMEOUT:-90}" "$ncu" --clock-control none \
+      -k "regex:^$name\$" -c 1 --section SpeedOfLight --section LaunchStats \
+      --section Occupancy --section SchedulerStats --section WarpStateStats \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis_Tables --section InstructionStats \
+      ./gpu-driver "lib/lib$name.so" "$name" "$spec" > "out/$name.ncu.txt" 2>&1
+    case $? in
+      0) echo "gpu-check: profiled $name: out/$name.ncu.txt" ;;
+      124) echo "gpu-check: profiling $name timed out: out/$name.ncu.txt" ;;
+      *) echo "gpu-check: profiling $name failed: out/$name.ncu.txt" ;;
+    esac
+  done < floors.txt
+fi
 [[ $failures == 0 && $torch != 1 ]] || exit 1
