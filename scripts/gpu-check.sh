@@ -127,6 +127,8 @@ find_tool() {
   done
   return 1
 }
+headline="Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy"
+headline+="|Issue Slots Busy|No Eligible|Registers Per Thread"
 if [[ ${GPU_CHECK_PROFILE:-1} != 0 && -s floors.txt ]]; then
   ncu=$(find_tool ncu) || echo "gpu-check: no ncu here: no profiles"
   cuobjdump=$(find_tool cuobjdump) || echo "gpu-check: no cuobjdump here: no SASS"
@@ -142,7 +144,11 @@ if [[ ${GPU_CHECK_PROFILE:-1} != 0 && -s floors.txt ]]; then
       --section MemoryWorkloadAnalysis_Tables --section InstructionStats \
       ./gpu-driver "lib/lib$name.so" "$name" "$spec" > "out/$name.ncu.txt" 2>&1
     case $? in
-      0) echo "gpu-check: profiled $name: out/$name.ncu.txt" ;;
+      0)
+        echo "gpu-check: profiled $name: out/$name.ncu.txt"
+        # The headline rows, for the log.
+        grep -E "^ *($headline) " "out/$name.ncu.txt" | sed -E 's/^ +/  /; s/ {2,}/  /g'
+        ;;
       124) echo "gpu-check: profiling $name timed out: out/$name.ncu.txt" ;;
       *) echo "gpu-check: profiling $name failed: out/$name.ncu.txt" ;;
     esac
