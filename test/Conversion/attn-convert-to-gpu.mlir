@@ -255,13 +255,24 @@
 // MMA: vector.store %{{.+}}, %{{.+}}[%{{.+}}] {alignment = 4 : i64} : memref<?xf16>, vector<2xf16>
 // The exact kernel (64 rows of 4 lanes) first reads V of the tensor cores'
 // 32-key tiles the block sees partly, 8 values at a time (32 x 128 / 8 = 512
-// chunks), and votes; a block that finds no NaN or Inf returns at once.
+// chunks) as 4 words of two (a half is not finite when its field of
+// (~word & 0x7C007C00) - 0x00010001 turns negative), and votes; a block that
+// finds no NaN or Inf returns at once.
 // MMA: gpu.func @causal_exact(
 // MMA-SAME: known_block_size = array<i32: 256, 1, 1>
-// MMA: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c32 iter_args(%{{.+}} = %false) -> (i1)
+// MMA-DAG: %[[ALL_ONES:.+]] = arith.constant dense<-1> : vector<4xi32>
+// MMA-DAG: %[[EXPONENTS:.+]] = arith.constant dense<2080406528> : vector<4xi32>
+// MMA-DAG: %[[LOW_ONES:.+]] = arith.constant dense<65537> : vector<4xi32>
+// MMA-DAG: %[[SIGNS:.+]] = arith.constant dense<-2147450880> : vector<4xi32>
+// MMA: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c32 iter_args(%{{.+}} = %c0_i32) -> (i32)
 // MMA: scf.for %{{.+}} = %thread_id_x to %c512 step %c256 iter_args
-// MMA: vector.load %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
-// MMA: vector.reduction <or>, %{{.+}} : vector<8xi1> into i1
+// MMA: %[[CHUNK:.+]] = vector.load %{{.+}}[%{{.+}}] {alignment = 16 : i64} : memref<?xf16>, vector<8xf16>
+// MMA-NEXT: %[[WORDS:.+]] = vector.bitcast %[[CHUNK]] : vector<8xf16> to vector<4xi32>
+// MMA-NEXT: %[[NOT:.+]] = arith.xori %[[WORDS]], %[[ALL_ONES]]
+// MMA-NEXT: %[[CLEAR:.+]] = arith.andi %[[NOT]], %[[EXPONENTS]]
+// MMA-NEXT: %[[LESS:.+]] = arith.subi %[[CLEAR]], %[[LOW_ONES]]
+// MMA-NEXT: %[[SPECIAL:.+]] = arith.andi %[[LESS]], %[[SIGNS]]
+// MMA-NEXT: vector.reduction <or>, %[[SPECIAL]] : vector<4xi32> into i32
 // MMA: %[[VOTES:.+]] = nvvm.barrier #nvvm.reduction<or> %{{.+}} -> i32
 // MMA: %[[REDO:.+]] = arith.cmpi ne, %[[VOTES]]
 // MMA-NEXT: cf.cond_br %[[REDO]], ^bb1, ^bb2
