@@ -16,6 +16,7 @@
 
 #include "attn/Runtime/UKernels.h"
 
+#include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
@@ -164,12 +165,13 @@ enum { F32, F16, BF16 };
 /* Bytes per element of `kind`. */
 INLINE int64_t bytesOf(int kind) { return kind == F32 ? 4 : 2; }
 
-/* IEEE half to float with integer operations only (no F16C, no libcall). */
+/* IEEE half to float with integer operations only (no F16C, no libcall).
+ * A NaN comes out quiet, its payload kept, as from vcvtph2ps. */
 INLINE float halfToFloat(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000) << 16;
   uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff, bits;
   if (exponent == 0x1f)
-    bits = sign | 0x7f800000 | (mantissa << 13);
+    bits = sign | 0x7f800000 | (mantissa << 13) | (mantissa ? 0x400000 : 0);
   else if (exponent != 0)
     bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
   else {
@@ -204,20 +206,26 @@ typedef uint32_t vu __attribute__((vector_size(VL * 4)));
 typedef uint16_t vhu
     __attribute__((vector_size(VL * 2), aligned(2), may_alias));
 
-/* Elements [i, i + VL) of a unit-stride row of `kind`, as f32, with vector
- * integer operations (halfToFloat's cases as masks; unsigned, so that no
- * shift overflows). */
+/* Elements [i, i + VL) of a unit-stride row of `kind`, as f32. f16 takes
+ * AVX-512F's vcvtph2ps, else vector integer operations (halfToFloat's cases
+ * as masks; unsigned, so that no shift overflows): the AVX2 build cannot
+ * count on F16C. */
 INLINE vf loadRow(int kind, const void *row, int64_t i) {
   if (kind == F32)
     return load((const float *)row + i);
-  vu bits =
-      __builtin_convertvector(*(const vhu *)((const uint16_t *)row + i), vu);
+  const vhu *halves = (const vhu *)((const uint16_t *)row + i);
+#if ATTN_UK_VL == 16
+  if (kind == F16)
+    return (vf)_mm512_cvtph_ps((__m256i)*halves);
+#endif
+  vu bits = __builtin_convertvector(*halves, vu);
   if (kind == BF16)
     return (vf)(bits << 16);
   vu sign = (bits & 0x8000) << 16, exponent = (bits >> 10) & 0x1f;
   vu mantissa = bits & 0x3ff;
   vu normal = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  vu special = sign | 0x7f800000 | (mantissa << 13);
+  vu special =
+      sign | 0x7f800000 | (mantissa << 13) | ((vu)(mantissa != 0) & 0x400000);
   vu subnormal =
       (vu)(__builtin_convertvector(mantissa, vf) * splat(0x1p-24f)) | sign;
   vu isSpecial = (vu)(exponent == 0x1f), isNormal = (vu)(exponent != 0);
@@ -520,7 +528,6 @@ INLINE void blockScores(const float *const qRows[R], int64_t qStride,
  * consecutive head-dim elements; P V pairs consecutive keys, with P rounded
  * to bf16 (the tensor-core kernels' P V; the row sums keep P in f32). */
 #if ATTN_UK_VL == 16 && defined(__AVX512BF16__)
-#include <immintrin.h>
 #define ATTN_UK_BF16_PAIRS 1
 /* acc + a.lo * b.lo + a.hi * b.hi per lane, for bf16 pairs a and b. */
 INLINE vf dotPairs(vf acc, vu a, vu b) {

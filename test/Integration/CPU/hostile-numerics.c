@@ -8,7 +8,10 @@
 // - scores of +-1e4 (the softmax is one-hot) stay finite and exact;
 // - a row whose keys are all hidden (kv_lens 0) outputs 0, not NaN;
 // - f16 queries and keys whose unscaled dot products (up to 2.3e5)
-//   overflow f16 are scored in f32.
+//   overflow f16 are scored in f32;
+// - f16 subnormals, infinities and NaN are read exactly: a row that sees one
+//   key outputs its value row bit for bit, and subnormal keys and values
+//   weigh in elsewhere.
 
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: attn-compile --spec "b=2,hq=2,hkv=1,sq=70,d=16,mask=causal,kv_lens=random" --name k_fused -o %t
@@ -31,6 +34,8 @@
 // CHECK: mask bf16 naive: NaN/Inf in hidden keys ok
 // CHECK: f16 fused: overflowing scores ok
 // CHECK: f16 naive: overflowing scores ok
+// CHECK: f16 fused: subnormals and specials ok
+// CHECK: f16 naive: subnormals and specials ok
 // CHECK: all ok
 // clang-format on
 
@@ -323,6 +328,75 @@ static void check_f16(const char *name, kernel3_fn kernel) {
   all_ok &= ok;
 }
 
+/* f16 bits to double, infinities and NaN included. */
+static double half_value(uint16_t h) {
+  if ((h & 0x7c00) == 0x7c00)
+    return h & 0x3ff ? NAN : h >> 15 ? -INFINITY : INFINITY;
+  return from_half(h);
+}
+
+/* The f16 kernel on subnormal, infinite and NaN inputs. Row 0 sees key 0
+ * alone (weight 1), so its output must be value row 0 exactly: there go
+ * subnormals, the normal extremes, infinities and NaN. Other keys and values
+ * are subnormal in every other row: with queries up to 60, a flushed key
+ * would move its score by up to 0.03, a flushed value its output by 6e-5.
+ * Columns where value row 0 is not finite are not compared past row 0. */
+static void check_f16_values(const char *name, kernel3_fn kernel) {
+  enum { FS = 40, FD = 64, FN = FS * FD };
+  static const uint16_t row0[] = {
+      0x0001, 0x8001, 0x0002, 0x0155, 0x82aa, 0x03ff, 0x83ff, 0x0400,
+      0x8400, 0x0401, 0x3c00, 0xbc00, 0x3555, 0x7bff, 0xfbff, 0x7c00,
+      0xfc00, 0x7e00, 0x0000, 0x0200, 0x8100, 0x0080, 0x0010, 0x8008};
+  enum { N0 = sizeof(row0) / sizeof(row0[0]) };
+  static uint16_t hq[FN], hk[FN], hv[FN], ho[FN];
+  unsigned state = 23;
+  for (int x = 0; x < FN; ++x) {
+    int row = x / FD;
+    uint16_t tiny = (uint16_t)((unsigned)((uniform(&state) + 1) * 511) |
+                               (uniform(&state) < 0 ? 0x8000 : 0));
+    hq[x] = to_half((float)(int)(uniform(&state) * 60.0f));
+    hk[x] = row % 2 ? tiny : to_half((float)(int)(uniform(&state) * 2.0f));
+    hv[x] = row % 2 ? tiny : to_half((float)(int)(uniform(&state) * 1.5f));
+  }
+  for (int d = 0; d < FD; ++d)
+    hv[d] = row0[d % N0];
+  int64_t shape[4] = {1, 1, FS, FD};
+  DLTensor tq = cpu_tensor((float *)hq, 4, shape),
+           tk = cpu_tensor((float *)hk, 4, shape),
+           tv = cpu_tensor((float *)hv, 4, shape),
+           to = cpu_tensor((float *)ho, 4, shape);
+  tq.dtype.bits = tk.dtype.bits = tv.dtype.bits = to.dtype.bits = 16;
+  int ok = kernel(&tq, &tk, &tv, &to) == 0;
+  for (int d = 0; ok && d < FD; ++d) {
+    double want = half_value(hv[d]), got = half_value(ho[d]);
+    ok &= isnan(want) ? isnan(got) : got == want;
+  }
+  for (int i = 1; ok && i < FS; ++i) {
+    double m = -INFINITY, sum = 0, acc[FD] = {0}, s[FS];
+    for (int j = 0; j <= i; ++j) {
+      s[j] = 0;
+      for (int d = 0; d < FD; ++d)
+        s[j] += half_value(hq[i * FD + d]) * half_value(hk[j * FD + d]);
+      s[j] /= 8.0;
+      m = fmax(m, s[j]);
+    }
+    for (int j = 0; j <= i; ++j) {
+      double p = exp(s[j] - m);
+      sum += p;
+      for (int d = 0; d < FD; ++d)
+        acc[d] += p * half_value(hv[j * FD + d]);
+    }
+    for (int d = 0; d < FD; ++d) {
+      double want = acc[d] / sum; /* within f16's rounding, 2^-11 */
+      if (isfinite(half_value(hv[d])))
+        ok &= fabs(half_value(ho[i * FD + d]) - want) <=
+              2e-3 * fmax(1, fabs(want));
+    }
+  }
+  printf("f16 %s: subnormals and specials %s\n", name, ok ? "ok" : "FAILED");
+  all_ok &= ok;
+}
+
 int main(void) {
   check_lowering("fused", k_fused);
   check_lowering("linalg", k_linalg);
@@ -334,6 +408,8 @@ int main(void) {
   check_mask("bf16 naive", k_mask_bf16_naive, 1);
   check_f16("fused", k_f16);
   check_f16("naive", k_f16_naive);
+  check_f16_values("fused", k_f16);
+  check_f16_values("naive", k_f16_naive);
   printf(all_ok ? "all ok\n" : "FAILED\n");
   return !all_ok;
 }

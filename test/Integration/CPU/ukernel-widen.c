@@ -2,7 +2,8 @@
 // lib/Runtime/OnlineStepUKernel.c, which the decoding path and the f16/bf16
 // value chunks use) against its scalar form (element), for every one of the
 // 65536 bit patterns: zeros, subnormals, normals, infinities and NaNs, bit
-// for bit. Built from the micro-kernel's source at both vector widths.
+// for bit (a NaN comes out quiet). Built from the micro-kernel's source at
+// both vector widths.
 
 // RUN: %cc -O1 -std=c11 -mavx2 -mfma -DATTN_UK_VL=8 -I%attn_src_root/include %s -lm -o %t.avx2 && %t.avx2 | FileCheck %s
 // RUN: %cc -O1 -std=c11 -mavx512f -mfma -DATTN_UK_VL=16 -I%attn_src_root/include %s -lm -o %t.avx512
