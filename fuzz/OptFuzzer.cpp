@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "attn/Pipelines/Pipelines.h"
+#include "attn/Support/Nesting.h"
 #include "attn/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -85,6 +86,11 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  StringRef text(reinterpret_cast<const char *>(data), size);
+  // As attn-opt and attn-compile do: refuse deep nesting before MLIR's
+  // parser, whose recursion would overflow the stack.
+  if (attn::findDeepNesting(text))
+    return 0;
   MLIRContext &ctx = context();
   ScopedDiagnosticHandler quiet(&ctx, [](Diagnostic &) { return success(); });
   ParserConfig config(&ctx);
@@ -92,9 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // which the fuzzer's bytes lack.
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          StringRef(reinterpret_cast<const char *>(data), size), "input"),
-      llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy(text, "input"), llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module || failed(verify(*module)))
     return 0;
