@@ -117,7 +117,8 @@ def draw_spec(rng):
         spec["mask"] = mask
     # What each kind takes (the SPEC grammar's restrictions), so that few
     # draws are refused: linear no operand or mod, additive:A masks and
-    # kv_lens, mha no layout, relpos, spans, block_mask, lse or dynamic=h.
+    # kv_lens, mha no layout, relpos, spans, block_mask, lse or dynamic=h;
+    # alibi no dynamic=h.
     takes_mod = kind in ("sdpa", "gaussian", "additive", "mha")
     takes_extras = kind in ("sdpa", "gaussian", "additive")
     if takes_mod and rng.random() < 0.3:
@@ -141,7 +142,8 @@ def draw_spec(rng):
                 rng.choice([16, 32, 64]), rng.choice([16, 32, 48, 64]))
     if rng.random() < 0.15:
         spec["dynamic"] = "".join(
-            c for c in ("bs" if kind == "mha" else "bhs")
+            c for c in ("bs" if kind == "mha" or spec.get("mod") == "alibi"
+                        else "bhs")
             if rng.random() < 0.5) or "s"
     return ",".join("%s=%s" % kv for kv in spec.items())
 

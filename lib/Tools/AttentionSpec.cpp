@@ -601,6 +601,12 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
   if (values.count("dynamic"))
     if (llvm::Error error = parseDynamic(values.lookup("dynamic"), spec))
       return std::move(error);
+  // The score_mod region built for ALiBi holds its slopes as constants of
+  // the head count.
+  if (spec.mod == AttentionSpec::ScoreMod::Alibi && spec.dynamicHeads)
+    return specError("'mod=alibi' takes its slopes from the head count, "
+                     "which 'dynamic=h' leaves to run time: compile a static "
+                     "hq, or write the slopes in a score_mod region");
 
   if (spec.kind == AttentionSpec::Kind::Linear)
     if (llvm::Error error = checkLinearKind(spec))
