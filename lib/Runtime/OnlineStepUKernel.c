@@ -207,9 +207,9 @@ typedef uint16_t vhu
     __attribute__((vector_size(VL * 2), aligned(2), may_alias));
 
 /* Elements [i, i + VL) of a unit-stride row of `kind`, as f32. f16 takes
- * AVX-512F's vcvtph2ps, else vector integer operations (halfToFloat's cases
- * as masks; unsigned, so that no shift overflows): the AVX2 build cannot
- * count on F16C. */
+ * vcvtph2ps (AVX-512F, or F16C in the AVX2 build that has it), else vector
+ * integer operations (halfToFloat's cases as masks; unsigned, so that no
+ * shift overflows). */
 INLINE vf loadRow(int kind, const void *row, int64_t i) {
   if (kind == F32)
     return load((const float *)row + i);
@@ -217,6 +217,9 @@ INLINE vf loadRow(int kind, const void *row, int64_t i) {
 #if ATTN_UK_VL == 16
   if (kind == F16)
     return (vf)_mm512_cvtph_ps((__m256i)*halves);
+#elif defined(__F16C__)
+  if (kind == F16)
+    return (vf)_mm256_cvtph_ps((__m128i)*halves);
 #endif
   vu bits = __builtin_convertvector(*halves, vu);
   if (kind == BF16)

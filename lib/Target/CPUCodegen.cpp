@@ -46,6 +46,9 @@ static const unsigned char kUKernelAVX512BF16Bitcode[] = {
 static const unsigned char kUKernelAVX2Bitcode[] = {
 #embed "OnlineStepUKernel.avx2.bc"
 };
+static const unsigned char kUKernelAVX2F16CBitcode[] = {
+#embed "OnlineStepUKernel.avx2f16c.bc"
+};
 #pragma clang diagnostic pop
 
 static constexpr StringLiteral kBindOperands = "attn_rt_bind_operands";
@@ -230,14 +233,17 @@ static LogicalResult linkUKernels(llvm::Module &module, Location loc,
         return module.getFunction(entry);
       }))
     return success();
+  bool avx512 = target.checkFeatures("+avx512f");
   LogicalResult linked =
-      !target.checkFeatures("+avx512f")
-          ? linkBitcode(module, loc, kUKernelAVX2Bitcode, "AVX2 micro-kernels")
-      : target.checkFeatures("+avx512bf16")
+      avx512 && target.checkFeatures("+avx512bf16")
           ? linkBitcode(module, loc, kUKernelAVX512BF16Bitcode,
                         "AVX512-BF16 micro-kernels")
-          : linkBitcode(module, loc, kUKernelAVX512Bitcode,
-                        "AVX-512 micro-kernels");
+      : avx512 ? linkBitcode(module, loc, kUKernelAVX512Bitcode,
+                             "AVX-512 micro-kernels")
+      : target.checkFeatures("+f16c")
+          ? linkBitcode(module, loc, kUKernelAVX2F16CBitcode,
+                        "AVX2 F16C micro-kernels")
+          : linkBitcode(module, loc, kUKernelAVX2Bitcode, "AVX2 micro-kernels");
   if (failed(linked))
     return failure();
   // Every step is inlined where it is called, so it specializes on its

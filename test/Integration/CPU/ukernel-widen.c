@@ -3,9 +3,11 @@
 // value chunks use) against its scalar form (element), for every one of the
 // 65536 bit patterns: zeros, subnormals, normals, infinities and NaNs, bit
 // for bit (a NaN comes out quiet). Built from the micro-kernel's source at
-// both vector widths.
+// both vector widths, the AVX2 one with and without F16C (every AVX2 CPU
+// has F16C).
 
 // RUN: %cc -O1 -std=c11 -mavx2 -mfma -DATTN_UK_VL=8 -I%attn_src_root/include %s -lm -o %t.avx2 && %t.avx2 | FileCheck %s
+// RUN: %cc -O1 -std=c11 -mavx2 -mfma -mf16c -DATTN_UK_VL=8 -I%attn_src_root/include %s -lm -o %t.f16c && %t.f16c | FileCheck %s
 // RUN: %cc -O1 -std=c11 -mavx512f -mfma -DATTN_UK_VL=16 -I%attn_src_root/include %s -lm -o %t.avx512
 // RUN: %if avx512f %{ %t.avx512 | FileCheck %s %}
 
