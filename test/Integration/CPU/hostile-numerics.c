@@ -287,8 +287,52 @@ static float from_half(uint16_t h) {
 typedef int (*kernel3_fn)(const DLTensor *, const DLTensor *, const DLTensor *,
                           DLTensor *);
 
+/* The f16 kernels' problem: one head of FS rows, D = FD, causal. */
+enum { FS = 40, FD = 64, FN = FS * FD };
+
+/* f16 bits to double, infinities and NaN included. */
+static double half_value(uint16_t h) {
+  if ((h & 0x7c00) == 0x7c00)
+    return h & 0x3ff ? NAN : h >> 15 ? -INFINITY : INFINITY;
+  return from_half(h);
+}
+
+/* Runs the f16 `kernel` on hq, hk, hv into ho; 1 when it returns 0. */
+static int run_f16(kernel3_fn kernel, uint16_t *hq, uint16_t *hk, uint16_t *hv,
+                   uint16_t *ho) {
+  int64_t shape[4] = {1, 1, FS, FD};
+  DLTensor tq = cpu_tensor((float *)hq, 4, shape),
+           tk = cpu_tensor((float *)hk, 4, shape),
+           tv = cpu_tensor((float *)hv, 4, shape),
+           to = cpu_tensor((float *)ho, 4, shape);
+  tq.dtype.bits = tk.dtype.bits = tv.dtype.bits = to.dtype.bits = 16;
+  return kernel(&tq, &tk, &tv, &to) == 0;
+}
+
+/* Row i of the f16 problem in double: out[d] for each d. */
+static void f16_reference_row(int i, const uint16_t *hq, const uint16_t *hk,
+                              const uint16_t *hv, double out[FD]) {
+  double m = -INFINITY, sum = 0, s[FS];
+  for (int j = 0; j <= i; ++j) {
+    s[j] = 0;
+    for (int d = 0; d < FD; ++d)
+      s[j] += half_value(hq[i * FD + d]) * half_value(hk[j * FD + d]);
+    s[j] /= 8.0;
+    m = fmax(m, s[j]);
+  }
+  for (int d = 0; d < FD; ++d)
+    out[d] = 0;
+  for (int j = 0; j <= i; ++j) {
+    double p = exp(s[j] - m);
+    sum += p;
+    for (int d = 0; d < FD; ++d)
+      out[d] += p * half_value(hv[j * FD + d]);
+  }
+  for (int d = 0; d < FD; ++d)
+    out[d] /= sum;
+}
+
 static void check_f16(const char *name, kernel3_fn kernel) {
-  enum { FS = 40, FD = 64, FN = FS * FD };
   static uint16_t hq[FN], hk[FN], hv[FN], ho[FN];
   unsigned state = 11;
   // q, k in {-60, ..., 60}: |q . k| up to 2.3e5 > 65504; v in {-1, 0, 1}.
@@ -297,42 +341,17 @@ static void check_f16(const char *name, kernel3_fn kernel) {
     hk[x] = to_half((float)(int)(uniform(&state) * 60.0f));
     hv[x] = to_half((float)(int)(uniform(&state) * 1.5f));
   }
-  int64_t shape[4] = {1, 1, FS, FD};
-  DLTensor tq = cpu_tensor((float *)hq, 4, shape),
-           tk = cpu_tensor((float *)hk, 4, shape),
-           tv = cpu_tensor((float *)hv, 4, shape),
-           to = cpu_tensor((float *)ho, 4, shape);
-  tq.dtype.bits = tk.dtype.bits = tv.dtype.bits = to.dtype.bits = 16;
-  int ok = kernel(&tq, &tk, &tv, &to) == 0;
+  int ok = run_f16(kernel, hq, hk, hv, ho);
   for (int i = 0; ok && i < FS; ++i) {
-    double m = -INFINITY, sum = 0, acc[FD] = {0}, s[FS];
-    for (int j = 0; j <= i; ++j) {
-      s[j] = 0;
-      for (int d = 0; d < FD; ++d)
-        s[j] += (double)from_half(hq[i * FD + d]) * from_half(hk[j * FD + d]);
-      s[j] /= 8.0;
-      m = fmax(m, s[j]);
-    }
-    for (int j = 0; j <= i; ++j) {
-      double p = exp(s[j] - m);
-      sum += p;
-      for (int d = 0; d < FD; ++d)
-        acc[d] += p * from_half(hv[j * FD + d]);
-    }
+    double want[FD];
+    f16_reference_row(i, hq, hk, hv, want);
     for (int d = 0; d < FD; ++d) {
       float got = from_half(ho[i * FD + d]);
-      ok &= !isnan(got) && fabs(got - acc[d] / sum) <= 1e-2;
+      ok &= !isnan(got) && fabs(got - want[d]) <= 1e-2;
     }
   }
   printf("f16 %s: overflowing scores %s\n", name, ok ? "ok" : "FAILED");
   all_ok &= ok;
-}
-
-/* f16 bits to double, infinities and NaN included. */
-static double half_value(uint16_t h) {
-  if ((h & 0x7c00) == 0x7c00)
-    return h & 0x3ff ? NAN : h >> 15 ? -INFINITY : INFINITY;
-  return from_half(h);
 }
 
 /* The f16 kernel on subnormal, infinite and NaN inputs. Row 0 sees key 0
@@ -342,7 +361,6 @@ static double half_value(uint16_t h) {
  * would move its score by up to 0.03, a flushed value its output by 6e-5.
  * Columns where value row 0 is not finite are not compared past row 0. */
 static void check_f16_values(const char *name, kernel3_fn kernel) {
-  enum { FS = 40, FD = 64, FN = FS * FD };
   static const uint16_t row0[] = {
       0x0001, 0x8001, 0x0002, 0x0155, 0x82aa, 0x03ff, 0x83ff, 0x0400,
       0x8400, 0x0401, 0x3c00, 0xbc00, 0x3555, 0x7bff, 0xfbff, 0x7c00,
@@ -360,38 +378,18 @@ static void check_f16_values(const char *name, kernel3_fn kernel) {
   }
   for (int d = 0; d < FD; ++d)
     hv[d] = row0[d % N0];
-  int64_t shape[4] = {1, 1, FS, FD};
-  DLTensor tq = cpu_tensor((float *)hq, 4, shape),
-           tk = cpu_tensor((float *)hk, 4, shape),
-           tv = cpu_tensor((float *)hv, 4, shape),
-           to = cpu_tensor((float *)ho, 4, shape);
-  tq.dtype.bits = tk.dtype.bits = tv.dtype.bits = to.dtype.bits = 16;
-  int ok = kernel(&tq, &tk, &tv, &to) == 0;
+  int ok = run_f16(kernel, hq, hk, hv, ho);
   for (int d = 0; ok && d < FD; ++d) {
     double want = half_value(hv[d]), got = half_value(ho[d]);
     ok &= isnan(want) ? isnan(got) : got == want;
   }
   for (int i = 1; ok && i < FS; ++i) {
-    double m = -INFINITY, sum = 0, acc[FD] = {0}, s[FS];
-    for (int j = 0; j <= i; ++j) {
-      s[j] = 0;
-      for (int d = 0; d < FD; ++d)
-        s[j] += half_value(hq[i * FD + d]) * half_value(hk[j * FD + d]);
-      s[j] /= 8.0;
-      m = fmax(m, s[j]);
-    }
-    for (int j = 0; j <= i; ++j) {
-      double p = exp(s[j] - m);
-      sum += p;
-      for (int d = 0; d < FD; ++d)
-        acc[d] += p * half_value(hv[j * FD + d]);
-    }
-    for (int d = 0; d < FD; ++d) {
-      double want = acc[d] / sum; /* within f16's rounding, 2^-11 */
+    double want[FD];
+    f16_reference_row(i, hq, hk, hv, want);
+    for (int d = 0; d < FD; ++d) /* within f16's rounding, 2^-11 */
       if (isfinite(half_value(hv[d])))
-        ok &= fabs(half_value(ho[i * FD + d]) - want) <=
-              2e-3 * fmax(1, fabs(want));
-    }
+        ok &= fabs(half_value(ho[i * FD + d]) - want[d]) <=
+              2e-3 * fmax(1, fabs(want[d]));
   }
   printf("f16 %s: subnormals and specials %s\n", name, ok ? "ok" : "FAILED");
   all_ok &= ok;
