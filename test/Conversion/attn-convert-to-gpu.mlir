@@ -706,3 +706,36 @@ func.func @linear(%q: tensor<1x2x?x16xf16>, %k: tensor<1x1x?x16xf16>,
       -> tensor<1x2x?x8xf16>
   return %0 : tensor<1x2x?x8xf16>
 }
+
+// -----
+
+// Linear attention whose state [D, Dv] = [128, 97] f32 exceeds 48 KiB: the
+// block runs once per chunk of 49 columns of Dv (the fewest equal chunks
+// that fit: 128 x 49 + 128 floats), skipping the columns past Dv in the
+// last; a barrier ends each chunk before the next zeroes the state.
+// CHECK-LABEL: gpu.func @linear_chunks
+// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<6272xf32, #gpu.address_space<workgroup>>, %[[Z:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %[[BASE:.+]] = %c0 to %c97 step %c49 {
+// CHECK: scf.for %{{.+}} = %thread_id_x to %c6272 step %c128
+// CHECK: memref.store %{{.+}}, %[[S]]
+// CHECK: gpu.barrier
+// CHECK: %[[E:.+]] = arith.remui %{{.+}}, %c49 : index
+// CHECK: %[[COLUMN:.+]] = arith.addi %[[BASE]], %[[E]] : index
+// CHECK: %[[INSIDE:.+]] = arith.cmpi ult, %[[COLUMN]], %c97 : index
+// CHECK: scf.if %[[INSIDE]] {
+// CHECK: memref.store %{{.+}}, %[[S]]
+// CHECK: memref.store %{{.+}}, %[[Z]]
+// CHECK: gpu.barrier
+// CHECK: arith.cmpi ult, %{{.+}}, %c97 : index
+// CHECK: arith.divf
+// CHECK: gpu.barrier
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.return
+func.func @linear_chunks(%q: tensor<1x2x?x128xf32>, %k: tensor<1x2x?x128xf32>,
+                         %v: tensor<1x2x?x97xf32>, %o: tensor<1x2x?x97xf32>)
+    -> tensor<1x2x?x97xf32> {
+  %0 = attn.linear_attention ins(%q, %k, %v : tensor<1x2x?x128xf32>,
+                                 tensor<1x2x?x128xf32>, tensor<1x2x?x97xf32>)
+      outs(%o : tensor<1x2x?x97xf32>) -> tensor<1x2x?x97xf32>
+  return %0 : tensor<1x2x?x97xf32>
+}
