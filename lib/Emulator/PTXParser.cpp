@@ -394,6 +394,10 @@ void Parser::parseEntry(std::string_view header, Module &module) {
       sharedSymbols[name] = declareShared(statement, shared);
       continue;
     }
+    // `.pragma "nounroll";` (LLVM's mark on a loop it must not unroll)
+    // guides ptxas alone.
+    if (statement == ".pragma \"nounroll\"")
+      continue;
     if (statement[0] == '.')
       fail("unsupported directive '" + std::string(statement) + "'");
     parseInstruction(statement, kernel);
@@ -439,21 +443,33 @@ void Parser::declareRegisters(std::string_view declaration) {
 uint32_t Parser::declareShared(std::string_view declaration, uint32_t &top) {
   // .shared .align 16 .b8 NAME[8704];  or one byte, .shared .b8 NAME; (what
   // LLVM prints for MLIR's gpu.dynamic_shared_memory: ptxas gives it a
-  // byte, and the kernel addresses the dynamic shared memory from it).
+  // byte, and the kernel addresses the dynamic shared memory from it), or
+  // one element of another type, .shared .align 16 .f32 NAME; (what LLVM
+  // makes of a one-element array).
   uint32_t align = 1;
   if (size_t at = declaration.find(".align"); at != std::string_view::npos)
     align = count(declaration.substr(at + 6), 256, "an alignment");
+  uint64_t elementBytes = 0;
+  for (std::string_view type :
+       {".b8", ".u8", ".s8", ".b16", ".u16", ".s16", ".f16", ".b32", ".u32",
+        ".s32", ".f32", ".b64", ".u64", ".s64", ".f64"})
+    if (size_t at = declaration.find(type);
+        at != std::string_view::npos &&
+        (at + type.size() == declaration.size() ||
+         declaration[at + type.size()] == ' '))
+      elementBytes = std::stoi(std::string(type.substr(2))) / 8;
   size_t open = declaration.find('['), close = declaration.find(']');
   bool scalar =
       open == std::string_view::npos && close == std::string_view::npos;
   if ((!scalar &&
        (open == std::string_view::npos || close == std::string_view::npos)) ||
-      declaration.find(".b8") == std::string_view::npos)
+      !elementBytes)
     fail("unsupported shared declaration '" + std::string(declaration) + "'");
-  uint64_t bytes = scalar
-                       ? 1
-                       : count(declaration.substr(open + 1, close - open - 1),
-                               kMaxSharedBytes, "a shared variable's size");
+  uint64_t bytes =
+      elementBytes *
+      (scalar ? 1
+              : count(declaration.substr(open + 1, close - open - 1),
+                      kMaxSharedBytes, "a shared variable's size"));
   align = align ? align : 1;
   uint64_t offset = (uint64_t(top) + align - 1) / align * align;
   if (offset + bytes > kMaxSharedBytes)

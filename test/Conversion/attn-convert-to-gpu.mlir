@@ -672,16 +672,18 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 
 // Linear attention, causal, GQA 2:1: one block of 128 threads per (head,
 // batch entry) (block rows past any sequence), the state S [D * Dv] and z [D]
-// in shared memory. Row by row: fold the keys the row newly sees into the
-// entries each thread owns, a barrier, write the row as phi(q) S / phi(q) z
-// (0 without keys), a barrier.
+// in shared memory, and for a group of 16 rows their phi(q) [16 * D] and
+// scores [16 * 16]. Per group: fold the keys its first row sees into the
+// entries each thread owns, stage its phi(q), a barrier, score the keys its
+// later rows see beyond those, a barrier, write its rows as (phi(q) S +
+// scores V) / (phi(q) z + sum of scores) (0 without keys), a barrier.
 // CHECK-LABEL: func.func @linear
 // CHECK: gpu.launch_func @linear_kernels::@linear blocks in (%{{.+}}, %c2, %c1) threads in (%c128, %c1, %c1)
 // CHECK-SAME: attn.block_rows = 1099511627776 : i64
 // CHECK-LABEL: gpu.func @linear
-// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>>, %[[Z:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIQ:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SCORES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: gpu.barrier
-// CHECK: scf.for %[[I:.+]] = %c0 to %{{.+}} step %c1 iter_args(%[[FOLDED:.+]] = %c0) -> (index)
+// CHECK: scf.for %[[FIRST:.+]] = %c0 to %{{.+}} step %c16 iter_args(%[[FOLDED:.+]] = %c0) -> (index)
 // CHECK: %[[SEEN:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
 // CHECK: %[[NEXT:.+]] = arith.maxsi %[[FOLDED]], %[[SEEN]] : index
 // CHECK: scf.for %{{.+}} = %thread_id_x to %c128 step %c128
@@ -689,10 +691,16 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK: math.exp
 // CHECK: memref.store %{{.+}}, %[[S]]
 // CHECK: memref.store %{{.+}}, %[[Z]]
+// CHECK: memref.store %{{.+}}, %[[PHIQ]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[PHIQ]]
+// CHECK: memref.store %{{.+}}, %[[SCORES]]
 // CHECK: gpu.barrier
 // CHECK: %[[SUMS:.+]]:2 = scf.for %{{.+}} = %c0 to %c16 step %c1
-// CHECK: %[[SEENKEY:.+]] = arith.cmpf ogt, %[[SUMS]]#1, %{{.+}} : f32
-// CHECK: %[[RATIO:.+]] = arith.divf %[[SUMS]]#0, %[[SUMS]]#1 : f32
+// CHECK: %[[ALL:.+]]:2 = scf.for %{{.+}} = %c0 to %{{.+}} step %c1 iter_args(%{{.+}} = %[[SUMS]]#0, %{{.+}} = %[[SUMS]]#1)
+// CHECK: memref.load %[[SCORES]]
+// CHECK: %[[SEENKEY:.+]] = arith.cmpf ogt, %[[ALL]]#1, %{{.+}} : f32
+// CHECK: %[[RATIO:.+]] = arith.divf %[[ALL]]#0, %[[ALL]]#1 : f32
 // CHECK: arith.select %[[SEENKEY]], %[[RATIO]], %{{.+}} : f32
 // CHECK: arith.truncf
 // CHECK: gpu.barrier
@@ -711,10 +719,13 @@ func.func @linear(%q: tensor<1x2x?x16xf16>, %k: tensor<1x1x?x16xf16>,
 
 // Linear attention whose state [D, Dv] = [128, 97] f32 exceeds 48 KiB: the
 // block runs once per chunk of 49 columns of Dv (the fewest equal chunks
-// that fit: 128 x 49 + 128 floats), skipping the columns past Dv in the
-// last; a barrier ends each chunk before the next zeroes the state.
+// that fit beside z [128] and, for groups of 8 rows, phi(q) [8 * 128] and
+// scores [8 * 8]: 128 x 49 + 128 + 1024 + 64 floats), skipping the columns
+// past Dv in the last. Without a mask it folds every key, then writes the
+// rows a group at a time; the barrier ending each group also ends a chunk
+// before the next zeroes the state.
 // CHECK-LABEL: gpu.func @linear_chunks
-// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<6272xf32, #gpu.address_space<workgroup>>, %[[Z:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<6272xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIQ:[a-z0-9_]+]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{[a-z0-9_]+}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: scf.for %[[BASE:.+]] = %c0 to %c97 step %c49 {
 // CHECK: scf.for %{{.+}} = %thread_id_x to %c6272 step %c128
 // CHECK: memref.store %{{.+}}, %[[S]]
@@ -725,10 +736,13 @@ func.func @linear(%q: tensor<1x2x?x16xf16>, %k: tensor<1x1x?x16xf16>,
 // CHECK: scf.if %[[INSIDE]] {
 // CHECK: memref.store %{{.+}}, %[[S]]
 // CHECK: memref.store %{{.+}}, %[[Z]]
+// CHECK: scf.for %{{.+}} = %c0 to %{{.+}} step %c8 {
+// CHECK: memref.store %{{.+}}, %[[PHIQ]]
 // CHECK: gpu.barrier
 // CHECK: arith.cmpi ult, %{{.+}}, %c97 : index
 // CHECK: arith.divf
 // CHECK: gpu.barrier
+// CHECK-NEXT: }
 // CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
 func.func @linear_chunks(%q: tensor<1x2x?x128xf32>, %k: tensor<1x2x?x128xf32>,

@@ -444,11 +444,6 @@ mlir::attn::convertAttentionToGPU(func::FuncOp func,
         createKernel(func, name, module, tiles, of.threads(),
                      of.kvSplits > 1 ? splitKernelBuffers(op, /*combine=*/false)
                                      : SmallVector<Type>());
-    // cp.async, ldmatrix and the FMA kernel's vector stores move up to 16
-    // bytes at a time (dynamic shared memory is aligned to 16 too).
-    for (unsigned tile = 0; tile < tiles.size(); ++tile)
-      kernel.setWorkgroupAttributionAttr(
-          tile, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
     KernelBuilder(b, loc, op, of).build(kernel);
     KernelLaunch launch{kernel, of.threads(), operandAlignments(op, of),
                         dynamicShared, of.mma};

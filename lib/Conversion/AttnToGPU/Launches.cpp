@@ -190,6 +190,14 @@ gpu::GPUFuncOp gpu_codegen::createKernelFunc(OpBuilder &b, Location loc,
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   kernel.setKnownBlockSizeAttr(
       b.getDenseI32ArrayAttr({static_cast<int32_t>(threads), 1, 1}));
+  // Aligned to 16 bytes, what cp.async, ldmatrix and vector accesses move
+  // at once (dynamic shared memory is aligned to 16 too). Said explicitly:
+  // LLVM assumes a large shared array without an alignment is aligned to 16
+  // and vectorizes its accesses so, while the NVPTX printer declares it
+  // `.align 4` (a linear attention kernel's ld.shared.v4 was misaligned).
+  for (unsigned i = 0; i < workgroup.size(); ++i)
+    kernel.setWorkgroupAttributionAttr(
+        i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
   return kernel;
 }
 

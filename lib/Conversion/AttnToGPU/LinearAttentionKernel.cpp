@@ -21,20 +21,31 @@ using namespace mlir::attn::gpu_codegen;
 /// Threads of a linear attention block.
 static constexpr int64_t kLinearThreads = 128;
 
+/// Query rows a linear attention block writes at once: 16 at D <= 64, fewer
+/// above, so that their phi(q) [rows, D] leaves the state its room.
+static int64_t linearRows(int64_t d) {
+  return std::clamp<int64_t>(1024 / d, 1, 16);
+}
+
 namespace {
 /// One block per (query head, batch entry) keeps the state S = sum_j
 /// phi(k_j) v_j^T [D, Dv] and z = sum_j phi(k_j) [D] in shared memory, each
-/// thread owning entries of it. Without a mask it folds every key, then
-/// writes every row as phi(q_i) S / phi(q_i) z. Causal: row by row, it first
-/// folds the keys the row newly sees, then writes the row (a barrier
-/// between): linear in Sq + Sk. Where S does not fit in shared memory, the
-/// block does all this once per chunk of `width` columns of Dv (z again each
-/// time), keeping S [D, width].
+/// thread owning entries of it, and writes the rows `rows` at a time as
+/// phi(q_i) S / phi(q_i) z, their phi(q) staged in shared memory. Without a
+/// mask it folds every key first. Causal, a group of rows is written from
+/// the state of the keys its first row sees plus, for the keys the later
+/// rows see beyond those (fewer than `rows`), the group's own scores
+/// phi(q_i) . phi(k_j) (in shared memory), and those keys are folded before
+/// the next group: linear in Sq + Sk, three barriers a group. Where S does
+/// not fit in shared memory, the block does all this once per chunk of
+/// `width` columns of Dv (z again each time), keeping S [D, width].
 class LinearKernelBuilder {
 public:
   LinearKernelBuilder(OpBuilder &b, Location loc, LinearAttentionOp op,
                       int64_t width)
-      : b(b), loc(loc), m{b, loc}, op(op), width(width) {}
+      : b(b), loc(loc), m{b, loc}, op(op), width(width),
+        rows(linearRows(
+            cast<ShapedType>(op.getQuery().getType()).getDimSize(3))) {}
 
   void build(gpu::GPUFuncOp kernel);
 
@@ -71,6 +82,8 @@ private:
   LinearAttentionOp op;
   /// Columns of Dv a chunk of the state holds.
   int64_t width;
+  /// Query rows written at once.
+  int64_t rows;
 };
 } // namespace
 
@@ -81,8 +94,9 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
         v = body.getArgument(2), out = body.getArgument(3);
   Value sq = body.getArgument(5), sk = body.getArgument(6),
         hq = body.getArgument(7), hkv = body.getArgument(8);
-  Value state = kernel.getWorkgroupAttributions()[0],
-        norm = kernel.getWorkgroupAttributions()[1];
+  ValueRange shared = kernel.getWorkgroupAttributions();
+  Value state = shared[0], norm = shared[1], phiQ = shared[2],
+        scores = shared[3];
   int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
   int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -93,24 +107,67 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   Value stateSize = m.constant(d * width), normSize = m.constant(d);
   auto barrier = [&] { gpu::BarrierOp::create(b, loc); };
-  // Whether the last chunk holds fewer than `width` columns, so that a
-  // column of the chunk must be checked against Dv.
-  bool ragged = dv % width != 0;
-  // Runs `body` unless column `column` of Dv lies past its end.
-  auto ifColumn = [&](Value column, function_ref<void()> body) {
-    if (!ragged)
+  auto ult = [&](Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  };
+  // Runs `body` where `condition` holds (none: always).
+  auto guarded = [&](Value condition, function_ref<void()> body) {
+    if (!condition)
       return body();
-    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                         column, m.constant(dv));
-    auto guarded = scf::IfOp::create(b, loc, inside, /*withElse=*/false);
+    auto ifOp = scf::IfOp::create(b, loc, condition, /*withElse=*/false);
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(guarded.thenBlock());
+    b.setInsertionPointToStart(ifOp.thenBlock());
     body();
   };
+  // A loop over [from, to) in steps of `step` carrying f32 sums.
+  auto sum = [&](Value from, Value to, ValueRange init,
+                 function_ref<SmallVector<Value>(Value, ValueRange)> step) {
+    return scf::ForOp::create(
+               b, loc, from, to, m.constant(1), init,
+               [&](OpBuilder &lb, Location, Value x, ValueRange acc) {
+                 OpBuilder::InsertionGuard guard(b);
+                 b.setInsertionPoint(lb.getInsertionBlock(),
+                                     lb.getInsertionPoint());
+                 scf::YieldOp::create(b, loc, step(x, acc));
+               })
+        .getResults();
+  };
+  auto add = [&](Value x, Value y) {
+    return arith::AddFOp::create(b, loc, x, y);
+  };
+  auto fmul = [&](Value x, Value y) {
+    return arith::MulFOp::create(b, loc, x, y);
+  };
+  auto load = [&](Value memref, Value at) -> Value {
+    return memref::LoadOp::create(b, loc, memref, at);
+  };
+  auto key = [&](Value j, Value f, int64_t feature, Value memref) {
+    return loadF32(memref, offset(batch, kvHead, j, f, hkv, sk, feature));
+  };
   Type outElement = getElementTypeOrSelf(out.getType());
+  CausalMaskAttr causal = op.getStructuredMaskAttr();
+  // Row i sees keys j < seen(i) (causal: i + shift + 1, shift = Sk - Sq
+  // bottom-right, within [0, Sk]).
+  Value shift = causal && causal.getAlignment() == Alignment::BottomRight
+                    ? m.sub(sk, sq)
+                    : m.constant(0);
+  auto seen = [&](Value i) -> Value {
+    if (!causal)
+      return sk;
+    return arith::MinSIOp::create(
+        b, loc,
+        arith::MaxSIOp::create(b, loc, m.add(m.add(i, shift), m.constant(1)),
+                               m.constant(0)),
+        sk);
+  };
 
   // The whole computation for the columns [base, base + width) of Dv.
   auto computeColumns = [&](Value base) {
+    // Column `column` of the chunk is column base + column of Dv, which the
+    // last chunk may not have.
+    auto insideDv = [&](Value e) -> Value {
+      return dv % width ? ult(e, m.constant(dv)).getResult() : Value();
+    };
     forEachOwned(tid, stateSize, [&](Value x) {
       memref::StoreOp::create(b, loc, zero, state, x);
     });
@@ -121,33 +178,22 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
 
     // Folds keys [from, to) into the entries this thread owns.
     auto foldKeys = [&](Value from, Value to) {
-      auto key = [&](Value j, Value f, int64_t feature, Value memref) {
-        return loadF32(memref, offset(batch, kvHead, j, f, hkv, sk, feature));
-      };
       // buffer[x] += sum over the keys of term(j).
       auto accumulate = [&](Value buffer, Value x,
                             function_ref<Value(Value)> term) {
-        Value init = memref::LoadOp::create(b, loc, buffer, x);
-        auto keys = scf::ForOp::create(
-            b, loc, from, to, m.constant(1), ValueRange{init},
-            [&](OpBuilder &lb, Location, Value j, ValueRange acc) {
-              OpBuilder::InsertionGuard guard(b);
-              b.setInsertionPoint(lb.getInsertionBlock(),
-                                  lb.getInsertionPoint());
-              scf::YieldOp::create(
-                  b, loc,
-                  ValueRange{arith::AddFOp::create(b, loc, acc[0], term(j))});
-            });
-        memref::StoreOp::create(b, loc, keys.getResult(0), buffer, x);
+        Value total =
+            sum(from, to, load(buffer, x), [&](Value j, ValueRange acc) {
+              return SmallVector<Value>{add(acc[0], term(j))};
+            })[0];
+        memref::StoreOp::create(b, loc, total, buffer, x);
       };
       forEachOwned(tid, stateSize, [&](Value x) {
         Value f = arith::DivUIOp::create(b, loc, x, m.constant(width));
         Value e =
             m.add(base, arith::RemUIOp::create(b, loc, x, m.constant(width)));
-        ifColumn(e, [&] {
+        guarded(insideDv(e), [&] {
           accumulate(state, x, [&](Value j) -> Value {
-            return arith::MulFOp::create(b, loc, phi(key(j, f, d, k)),
-                                         key(j, e, dv, v));
+            return fmul(phi(key(j, f, d, k)), key(j, e, dv, v));
           });
         });
       });
@@ -155,41 +201,83 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
         accumulate(norm, f, [&](Value j) { return phi(key(j, f, d, k)); });
       });
     };
-    // Writes rows [first, first + count): (row, column) pairs over threads.
-    auto writeRows = [&](Value first, Value count) {
-      forEachOwned(tid, mul(count, m.constant(width)), [&](Value p) {
+    // phi(q) of rows [first, first + rows) into phiQ [rows, D].
+    auto stageQueries = [&](Value first) {
+      forEachOwned(tid, m.constant(rows * d), [&](Value x) {
         Value i =
-            m.add(first, arith::DivUIOp::create(b, loc, p, m.constant(width)));
+            m.add(first, arith::DivUIOp::create(b, loc, x, m.constant(d)));
+        Value f = arith::RemUIOp::create(b, loc, x, m.constant(d));
+        guarded(ult(i, sq), [&] {
+          memref::StoreOp::create(
+              b, loc, phi(loadF32(q, offset(batch, head, i, f, hq, sq, d))),
+              phiQ, x);
+        });
+      });
+    };
+    // The keys [from, seen(i)) row i sees beyond the state (none unless
+    // causal): their count.
+    auto beyondState = [&](Value i, Value from) {
+      return arith::MaxSIOp::create(b, loc, m.sub(seen(i), from),
+                                    m.constant(0));
+    };
+    // scores [rows, rows]: phi(q_i) . phi(k_j) for row i = first + a and
+    // key j = from + c, where row i sees key j beyond the state.
+    auto scoreGroup = [&](Value first, Value from) {
+      forEachOwned(tid, m.constant(rows * rows), [&](Value x) {
+        Value a = arith::DivUIOp::create(b, loc, x, m.constant(rows));
+        Value c = arith::RemUIOp::create(b, loc, x, m.constant(rows));
+        Value i = m.add(first, a);
+        guarded(m.both(ult(i, sq), m.slt(c, beyondState(i, from))), [&] {
+          Value j = m.add(from, c);
+          Value dot = sum(
+              m.constant(0), m.constant(d), zero, [&](Value f, ValueRange acc) {
+                Value phiK = phi(key(j, f, d, k));
+                Value phiq = load(phiQ, m.add(mul(a, m.constant(d)), f));
+                return SmallVector<Value>{add(acc[0], fmul(phiq, phiK))};
+              })[0];
+          memref::StoreOp::create(b, loc, dot, scores, x);
+        });
+      });
+    };
+    // Writes rows [first, first + rows): (row, column) pairs over threads,
+    // each from the state and (with `from`) the group's scores of keys from
+    // `from` on.
+    auto writeRows = [&](Value first, Value from) {
+      forEachOwned(tid, m.constant(rows * width), [&](Value p) {
+        Value a = arith::DivUIOp::create(b, loc, p, m.constant(width));
         Value column = arith::RemUIOp::create(b, loc, p, m.constant(width));
+        Value i = m.add(first, a);
         Value e = m.add(base, column);
-        ifColumn(e, [&] {
-          auto sums = scf::ForOp::create(
-              b, loc, m.constant(0), m.constant(d), m.constant(1),
-              ValueRange{zero, zero},
-              [&](OpBuilder &lb, Location, Value f, ValueRange acc) {
-                OpBuilder::InsertionGuard guard(b);
-                b.setInsertionPoint(lb.getInsertionBlock(),
-                                    lb.getInsertionPoint());
-                Value feature =
-                    phi(loadF32(q, offset(batch, head, i, f, hq, sq, d)));
-                Value s = memref::LoadOp::create(
-                    b, loc, state, m.add(mul(f, m.constant(width)), column));
-                Value z = memref::LoadOp::create(b, loc, norm, f);
-                scf::YieldOp::create(
-                    b, loc,
-                    ValueRange{arith::AddFOp::create(
-                                   b, loc, acc[0],
-                                   arith::MulFOp::create(b, loc, feature, s)),
-                               arith::AddFOp::create(
-                                   b, loc, acc[1],
-                                   arith::MulFOp::create(b, loc, feature, z))});
-              });
+        Value inside = ult(i, sq);
+        if (Value dvInside = insideDv(e))
+          inside = m.both(inside, dvInside);
+        guarded(inside, [&] {
+          ValueRange sums =
+              sum(m.constant(0), m.constant(d), ValueRange{zero, zero},
+                  [&](Value f, ValueRange acc) {
+                    Value phiq = load(phiQ, m.add(mul(a, m.constant(d)), f));
+                    Value s =
+                        load(state, m.add(mul(f, m.constant(width)), column));
+                    return SmallVector<Value>{
+                        add(acc[0], fmul(phiq, s)),
+                        add(acc[1], fmul(phiq, load(norm, f)))};
+                  });
+          if (from)
+            sums =
+                sum(m.constant(0), beyondState(i, from), sums,
+                    [&](Value c, ValueRange acc) {
+                      Value score =
+                          load(scores, m.add(mul(a, m.constant(rows)), c));
+                      Value value = key(m.add(from, c), e, dv, v);
+                      return SmallVector<Value>{add(acc[0], fmul(score, value)),
+                                                add(acc[1], score)};
+                    });
           // phi > 0, so the denominator is 0 only for a row without keys.
-          Value num = sums.getResult(0), den = sums.getResult(1);
-          Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                             den, zero);
+          Value num = sums[0], den = sums[1];
+          Value any = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                            den, zero);
           Value result = arith::SelectOp::create(
-              b, loc, seen, arith::DivFOp::create(b, loc, num, den), zero);
+              b, loc, any, arith::DivFOp::create(b, loc, num, den), zero);
           memref::StoreOp::create(b, loc,
                                   convertFloat(b, loc, result, outElement), out,
                                   offset(batch, head, i, e, hq, sq, dv));
@@ -197,34 +285,28 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
       });
     };
 
-    CausalMaskAttr causal = op.getStructuredMaskAttr();
-    if (!causal) {
+    if (!causal)
       foldKeys(m.constant(0), sk);
-      barrier();
-      writeRows(m.constant(0), sq);
-      // The next chunk's zeroing must wait for every row's reads.
-      if (width != dv)
-        barrier();
-      return;
-    }
-    // Row i sees keys j < i + shift + 1 (shift = Sk - Sq bottom-right).
-    Value shift = causal.getAlignment() == Alignment::BottomRight
-                      ? m.sub(sk, sq)
-                      : m.constant(0);
+    // Each group: [fold the keys its first row sees,] stage its phi(q), a
+    // barrier[, its scores, a barrier], write it, a barrier (before the
+    // next group's fold and staging overwrite what it read).
     scf::ForOp::create(
-        b, loc, m.constant(0), sq, m.constant(1), ValueRange{m.constant(0)},
-        [&](OpBuilder &lb, Location, Value i, ValueRange folded) {
+        b, loc, m.constant(0), sq, m.constant(rows), ValueRange{m.constant(0)},
+        [&](OpBuilder &lb, Location, Value first, ValueRange folded) {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-          Value seen = arith::MinSIOp::create(
-              b, loc,
-              arith::MaxSIOp::create(
-                  b, loc, m.add(m.add(i, shift), m.constant(1)), m.constant(0)),
-              sk);
-          Value next = arith::MaxSIOp::create(b, loc, folded[0], seen);
-          foldKeys(folded[0], next);
+          Value next = folded[0];
+          if (causal) {
+            next = arith::MaxSIOp::create(b, loc, folded[0], seen(first));
+            foldKeys(folded[0], next);
+          }
+          stageQueries(first);
           barrier();
-          writeRows(i, m.constant(1));
+          if (causal) {
+            scoreGroup(first, next);
+            barrier();
+          }
+          writeRows(first, causal ? next : Value());
           barrier();
           scf::YieldOp::create(b, loc, ValueRange{next});
         });
@@ -264,13 +346,15 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
   int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
   if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
     return fail("head dims must be static");
-  // The state [D, width] and the normalizer [D] in f32: all of Dv in one
-  // chunk where it fits, else the fewest chunks of equal width that do.
-  int64_t maxWidth = (kStaticSharedBytes / 4 - d) / d;
+  // The state [D, width], the normalizer [D], a group's phi(q) [rows, D]
+  // and scores [rows, rows] in f32: all of Dv in one chunk where it fits,
+  // else the fewest chunks of equal width that do.
+  int64_t rows = linearRows(d);
+  int64_t maxWidth = (kStaticSharedBytes / 4 - d - rows * d - rows * rows) / d;
   if (maxWidth < 1)
     return fail("D = " + Twine(d) +
                 " leaves no room in 48 KiB of shared memory for a column of "
-                "the f32 state besides its normalizer");
+                "the f32 state besides its normalizer and a row of phi(q)");
   int64_t chunks = llvm::divideCeil(dv, maxWidth);
   int64_t width = llvm::divideCeil(dv, chunks);
   MLIRContext *ctx = func.getContext();
@@ -282,7 +366,9 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
   };
   gpu::GPUFuncOp kernel =
       createKernel(func, func.getSymName(), gpu::GPUModuleOp(),
-                   TypeRange{shared(d * width), shared(d)}, kLinearThreads);
+                   TypeRange{shared(d * width), shared(d), shared(rows * d),
+                             shared(rows * rows)},
+                   kLinearThreads);
   if (failed(boundBlocksPerSM(op, kernel, kLinearThreads, minBlocksPerSM)))
     return failure();
   OpBuilder b(ctx);

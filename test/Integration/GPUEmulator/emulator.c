@@ -38,11 +38,15 @@
 // RUN: %t/emulator funnel | FileCheck %s --check-prefix=FUNNEL
 // RUN: %t/emulator pairs | FileCheck %s --check-prefix=PAIRS
 // RUN: %t/emulator permute | FileCheck %s --check-prefix=PERMUTE
-// The hand-written PTX of pairs and permute is valid: ptxas takes it.
+// RUN: %t/emulator scalars | FileCheck %s --check-prefix=SCALARS
+// The hand-written PTX of pairs, permute and scalars is valid: ptxas takes
+// it.
 // RUN: %if ptxas-sm_100 %{ %t/emulator print pairs > %t/pairs.ptx %}
 // RUN: %if ptxas-sm_100 %{ %ptxas -arch=sm_100 %t/pairs.ptx -o %t/pairs.cubin %}
 // RUN: %if ptxas-sm_75 %{ %t/emulator print permute > %t/permute.ptx %}
 // RUN: %if ptxas-sm_75 %{ %ptxas -arch=sm_75 %t/permute.ptx -o %t/permute.cubin %}
+// RUN: %if ptxas %{ %t/emulator print scalars > %t/scalars.ptx %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90 %t/scalars.ptx -o %t/scalars.cubin %}
 // upstream-mma.mlir runs `emulator upstream FILE.ptx` on kernels upstream
 // MLIR lowered.
 
@@ -95,6 +99,7 @@
 // FUNNEL: funnel: 128 results, 0 wrong
 // PAIRS: pairs: 256 results, 0 wrong
 // PERMUTE: permute: 64 results, 0 wrong
+// SCALARS: scalars: 64 results, 0 wrong
 // DYNAMIC: dynamic: 64 KiB 1, opt in 0, 64 KiB 0, 65 KiB 1, opt in 228 KiB 1, other attribute 1
 
 #include <cuda.h>
@@ -275,6 +280,33 @@ static const char *kPermutePTX =
     "  mul.wide.u32 %rd3, %r1, 8;\n  add.s64 %rd5, %rd2, %rd3;\n"
     "  st.global.v2.u32 [%rd5], {%r5, %r6};\n  ret;\n}\n";
 
+// Shared variables of one element of a type (LLVM's print of a one-element
+// array), laid out by their size: `word`'s 4 bytes before `tail`, which a
+// one-byte `word` would overlap; and `.pragma "nounroll"` on a loop (LLVM's
+// mark on a loop it must not unroll). Thread 0 stores in[0] to `word`, 0xff
+// to `tail` and in[1] to `half`; after a barrier, thread i writes
+// out[2i] = word and out[2i + 1] = half + 3 (the loop adds 1 three times).
+static const char *kScalarsPTX =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry scalars(.param .u64 in, .param .u64 out)\n{\n"
+    "  .reg .pred %p<3>;\n  .reg .b16 %rs<3>;\n  .reg .b32 %r<8>;\n"
+    "  .reg .b64 %rd<6>;\n"
+    "  .shared .align 4 .f32 word;\n  .shared .b8 tail;\n"
+    "  .shared .align 2 .b16 half;\n"
+    "  ld.param.u64 %rd1, [in];\n  ld.param.u64 %rd2, [out];\n"
+    "  mov.u32 %r1, %tid.x;\n  setp.ne.u32 %p1, %r1, 0;\n"
+    "  @%p1 bra $L_wait;\n  ld.global.b32 %r2, [%rd1];\n"
+    "  st.shared.b32 [word], %r2;\n  mov.b16 %rs1, 255;\n"
+    "  st.shared.b8 [tail], %rs1;\n  ld.global.b16 %rs2, [%rd1+4];\n"
+    "  st.shared.b16 [half], %rs2;\n"
+    "$L_wait:\n  bar.sync 0;\n  ld.shared.b32 %r3, [word];\n"
+    "  ld.shared.u16 %r4, [half];\n  mov.u32 %r5, 0;\n"
+    "$L_loop:\n  .pragma \"nounroll\";\n  add.u32 %r4, %r4, 1;\n"
+    "  add.u32 %r5, %r5, 1;\n  setp.lt.u32 %p2, %r5, 3;\n"
+    "  @%p2 bra $L_loop;\n"
+    "  mul.wide.u32 %rd3, %r1, 8;\n  add.s64 %rd4, %rd2, %rd3;\n"
+    "  st.global.v2.b32 [%rd4], {%r3, %r4};\n  ret;\n}\n";
+
 static uint16_t toHalf(float x) {
   _Float16 h = (_Float16)x;
   uint16_t bits;
@@ -371,6 +403,17 @@ static int runPermute(void) {
     wrong += (out[2 * i] != permute(in[3 * i], in[3 * i + 1], in[3 * i + 2])) +
              (out[2 * i + 1] != permute(in[3 * i], in[3 * i + 1], 0x7632));
   printf("permute: 64 results, %d wrong\n", wrong);
+  return wrong != 0;
+}
+
+static int runScalars(void) {
+  uint32_t in[2] = {0x12345678u, 0xbeefu}, out[32 * 2];
+  if (runWarp(kScalarsPTX, "scalars", in, sizeof in, out, sizeof out))
+    return 1;
+  int wrong = 0;
+  for (int i = 0; i < 32; ++i)
+    wrong += (out[2 * i] != in[0]) + (out[2 * i + 1] != in[1] + 3);
+  printf("scalars: 64 results, %d wrong\n", wrong);
   return wrong != 0;
 }
 
@@ -564,8 +607,12 @@ int main(int argc, char **argv) {
     return runPairs();
   if (!strcmp(name, "permute"))
     return runPermute();
+  if (!strcmp(name, "scalars"))
+    return runScalars();
   if (!strcmp(name, "print") && argc > 2) {
-    const char *ptx = !strcmp(argv[2], "pairs") ? kPairsPTX : kPermutePTX;
+    const char *ptx = !strcmp(argv[2], "pairs")     ? kPairsPTX
+                      : !strcmp(argv[2], "scalars") ? kScalarsPTX
+                                                    : kPermutePTX;
     return fputs(ptx, stdout) < 0;
   }
   if (!strcmp(name, "upstream") && argc > 2)
