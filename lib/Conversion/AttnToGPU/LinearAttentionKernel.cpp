@@ -119,7 +119,8 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
     b.setInsertionPointToStart(ifOp.thenBlock());
     body();
   };
-  // A loop over [from, to) in steps of `step` carrying f32 sums.
+  // A loop over [from, to) carrying sums from `init`, `step` giving the
+  // next ones from the index and the current ones; its results.
   auto sum = [&](Value from, Value to, ValueRange init,
                  function_ref<SmallVector<Value>(Value, ValueRange)> step) {
     return scf::ForOp::create(
