@@ -296,8 +296,15 @@ chooseShape(AttentionOp op, const ConvertAttnToGPUOptions &options) {
     return op.emitError() << "attn-convert-to-gpu: " << blockRows << " rows of "
                           << shape.threadsPerRow
                           << " lanes do not fill whole warps";
-  int64_t rowBytes = (d + dv) * 4;
-  shape.kvTile = std::min(kvTile, kStaticSharedBytes / rowBytes);
+  // f32 K and V tiles, V's from the first 16-byte boundary after K's (the
+  // shared buffers' alignment): at D + Dv = 2048 with an odd D, 6 keys of
+  // each took 8 bytes past 48 KiB, which ptxas refused.
+  auto tileBytes = [&](int64_t keys) {
+    return int64_t(llvm::alignTo(keys * d * 4, 16)) + keys * dv * 4;
+  };
+  shape.kvTile = std::min(kvTile, kStaticSharedBytes / ((d + dv) * 4));
+  while (shape.kvTile > 0 && tileBytes(shape.kvTile) > kStaticSharedBytes)
+    --shape.kvTile;
   if (shape.kvTile < 1)
     return op.emitError() << "attn-convert-to-gpu: one key of D + Dv = "
                           << d + dv << " floats exceeds shared memory";

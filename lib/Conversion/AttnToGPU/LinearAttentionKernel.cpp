@@ -350,8 +350,11 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
   // The state [D, width], the normalizer [D], a group's phi(q) [rows, D]
   // and scores [rows, rows] in f32: all of Dv in one chunk where it fits,
   // else the fewest chunks of equal width that do.
+  // Each buffer but the last (the scores) starts on a 16-byte boundary.
   int64_t rows = linearRows(d);
-  int64_t maxWidth = (kStaticSharedBytes / 4 - d - rows * d - rows * rows) / d;
+  int64_t budget = kStaticSharedBytes / 4 - int64_t(llvm::alignTo(d, 4)) -
+                   int64_t(llvm::alignTo(rows * d, 4)) - rows * rows;
+  int64_t maxWidth = budget / 4 * 4 / d;
   if (maxWidth < 1)
     return fail("D = " + Twine(d) +
                 " leaves no room in 48 KiB of shared memory for a column of "

@@ -14,7 +14,6 @@
 #include "KernelBuilder.h"
 #include "Launches.h"
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -70,8 +69,9 @@ struct ProjectionOperands {
 
 /// The gpu.func `name` in `module`, in blocks of `threads`, taking [x], [w],
 /// [bias] and y as 1-D memrefs, then M, K and N, with the shared-memory
-/// slices `workgroup` (16-byte aligned for cp.async and ldmatrix); `b` is
-/// left at the start of its body.
+/// slices `workgroup` (16-byte aligned for cp.async and ldmatrix, as
+/// createKernelFunc makes every shared buffer); `b` is left at the start of
+/// its body.
 static ProjectionOperands
 createProjectionKernel(OpBuilder &b, gpu::GPUModuleOp module, StringRef name,
                        Location loc, Type x, Type w, Type bias, Type y,
@@ -83,9 +83,6 @@ createProjectionKernel(OpBuilder &b, gpu::GPUModuleOp module, StringRef name,
   argTypes.append(3, b.getIndexType());
   gpu::GPUFuncOp kernel =
       createKernelFunc(b, loc, module, name, argTypes, workgroup, threads);
-  for (unsigned slice = 0; slice < workgroup.size(); ++slice)
-    kernel.setWorkgroupAttributionAttr(
-        slice, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
   Block &body = kernel.getBody().front();
   b.setInsertionPointToStart(&body);
   // The entry block also holds the workgroup buffers, after the arguments.
