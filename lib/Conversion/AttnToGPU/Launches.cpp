@@ -197,8 +197,8 @@ gpu::GPUFuncOp gpu_codegen::createKernelFunc(OpBuilder &b, Location loc,
   // and vectorizes its accesses so, while the NVPTX printer declares it
   // `.align 4` (a linear attention kernel's ld.shared.v4 was misaligned).
   for (unsigned i = 0; i < workgroup.size(); ++i)
-    kernel.setWorkgroupAttributionAttr(
-        i, LLVM::LLVMDialect::getAlignAttrName(), b.getI64IntegerAttr(16));
+    kernel.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                                       b.getI64IntegerAttr(16));
   return kernel;
 }
 
