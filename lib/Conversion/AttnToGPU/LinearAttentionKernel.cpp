@@ -42,10 +42,8 @@ namespace {
 class LinearKernelBuilder {
 public:
   LinearKernelBuilder(OpBuilder &b, Location loc, LinearAttentionOp op,
-                      int64_t width)
-      : b(b), loc(loc), m{b, loc}, op(op), width(width),
-        rows(linearRows(
-            cast<ShapedType>(op.getQuery().getType()).getDimSize(3))) {}
+                      int64_t width, int64_t rows)
+      : b(b), loc(loc), m{b, loc}, op(op), width(width), rows(rows) {}
 
   void build(gpu::GPUFuncOp kernel);
 
@@ -215,6 +213,10 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
         });
       });
     };
+    // phi(q)[f] of the group's row a.
+    auto stagedQuery = [&](Value a, Value f) {
+      return load(phiQ, m.add(mul(a, m.constant(d)), f));
+    };
     // The keys [from, seen(i)) row i sees beyond the state (none unless
     // causal): their count.
     auto beyondState = [&](Value i, Value from) {
@@ -233,7 +235,7 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
           Value dot = sum(
               m.constant(0), m.constant(d), zero, [&](Value f, ValueRange acc) {
                 Value phiK = phi(key(j, f, d, k));
-                Value phiq = load(phiQ, m.add(mul(a, m.constant(d)), f));
+                Value phiq = stagedQuery(a, f);
                 return SmallVector<Value>{add(acc[0], fmul(phiq, phiK))};
               })[0];
           memref::StoreOp::create(b, loc, dot, scores, x);
@@ -256,7 +258,7 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
           ValueRange sums =
               sum(m.constant(0), m.constant(d), ValueRange{zero, zero},
                   [&](Value f, ValueRange acc) {
-                    Value phiq = load(phiQ, m.add(mul(a, m.constant(d)), f));
+                    Value phiq = stagedQuery(a, f);
                     Value s =
                         load(state, m.add(mul(f, m.constant(width)), column));
                     return SmallVector<Value>{
@@ -376,7 +378,7 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
   if (failed(boundBlocksPerSM(op, kernel, kLinearThreads, minBlocksPerSM)))
     return failure();
   OpBuilder b(ctx);
-  LinearKernelBuilder(b, func.getLoc(), op, width).build(kernel);
+  LinearKernelBuilder(b, func.getLoc(), op, width, rows).build(kernel);
   // One block per (head, batch entry): block rows past any sequence.
   replaceWithKernelLaunches(func, {{kernel, kLinearThreads}}, op.getLayout(),
                             /*blockRows=*/int64_t(1) << 40);
