@@ -129,9 +129,12 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
         plan.kvSplits = intAttr(launch, "attn.kv_splits");
       if (launch->hasAttr("attn.packed_heads"))
         plan.packedHeads = intAttr(launch, "attn.packed_heads");
+      if (launch->hasAttr("attn.column_blocks"))
+        plan.columnBlocks = intAttr(launch, "attn.column_blocks");
       plan.tensorCores = launch->hasAttr("attn.tensor_cores");
       plan.kvTile = std::max<int64_t>(0, intAttr(launch, "attn.kv_tile"));
-      if (plan.blockRows <= 0 || plan.kvSplits <= 0 || plan.packedHeads <= 0)
+      if (plan.blockRows <= 0 || plan.kvSplits <= 0 || plan.packedHeads <= 0 ||
+          plan.columnBlocks <= 0)
         return failure();
     }
     if (auto alignments =

@@ -69,8 +69,10 @@ static std::string emitLaunch(StringRef name, const GPULaunch &launch,
         "(sizes[ATTN_SYM_SQ] + {0}) / {1}{2}, sizes[ATTN_SYM_HQ]{3}, "
         "sizes[ATTN_SYM_B]",
         launch.blockRows - 1, launch.blockRows,
-        launch.kvSplits > 1 ? llvm::formatv(" * {0}", launch.kvSplits).str()
-                            : "",
+        launch.kvSplits * launch.columnBlocks > 1
+            ? llvm::formatv(" * {0}", launch.kvSplits * launch.columnBlocks)
+                  .str()
+            : "",
         launch.packedHeads > 1
             ? llvm::formatv(" / {0}", launch.packedHeads).str()
             : "");

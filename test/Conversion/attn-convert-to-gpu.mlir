@@ -670,35 +670,55 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 
 // -----
 
-// Linear attention, causal, GQA 2:1: one block of 128 threads per (head,
-// batch entry) (block rows past any sequence), the state S [D * Dv] and z [D]
-// in shared memory, and for a group of 16 rows their phi(q) [16 * D] and
-// scores [16 * 16]. Per group: fold the keys its first row sees into the
-// entries each thread owns, stage its phi(q), a barrier, score the keys its
-// later rows see beyond those, a barrier, write its rows as (phi(q) S +
-// scores V) / (phi(q) z + sum of scores) (0 without keys), a barrier.
+// Linear attention, causal, GQA 2:1: blocks of 128 threads per (slice of
+// Dv, head, batch entry) (block rows past any sequence), 2 slices of 16
+// columns (B Hq = 2 blocks leave a GPU idle; 16 columns at least). In
+// shared memory: the slice of the state S [D * 16] and z [D]; phi(k) of the
+// staged keys, then phi(q) of a group of 16 rows [16 * D]; the group's
+// scores [16 * 16]; V's slice of the staged keys [16 * 16]; phi(k) of the
+// keys beyond the state [15 * (D + 1)]. Per group: fold the keys its first
+// row sees 16 at a time (stage phi(k) and V, a barrier, add them to the
+// entries each thread owns, a barrier), stage its phi(q) and the keys its
+// later rows see beyond those, a barrier, score those, a barrier, write its
+// rows as (phi(q) S + scores V) / (phi(q) z + sum of scores) (0 without
+// keys), a barrier.
 // CHECK-LABEL: func.func @linear
-// CHECK: gpu.launch_func @linear_kernels::@linear blocks in (%{{.+}}, %c2, %c1) threads in (%c128, %c1, %c1)
-// CHECK-SAME: attn.block_rows = 1099511627776 : i64
+// CHECK: %[[X:.+]] = arith.muli %{{.+}}, %c2 : index
+// CHECK: gpu.launch_func @linear_kernels::@linear blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
+// CHECK-SAME: attn.block_rows = 1099511627776 : i64, attn.column_blocks = 2 : i64
 // CHECK-LABEL: gpu.func @linear
-// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIQ:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SCORES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIS:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SCORES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VALUES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[BEYOND:[a-z0-9_]+]] : memref<255xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: %[[BASE:.+]] = arith.muli %block_id_x, %c16 : index
 // CHECK: gpu.barrier
 // CHECK: scf.for %[[FIRST:.+]] = %c0 to %{{.+}} step %c16 iter_args(%[[FOLDED:.+]] = %c0) -> (index)
 // CHECK: %[[SEEN:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
 // CHECK: %[[NEXT:.+]] = arith.maxsi %[[FOLDED]], %[[SEEN]] : index
-// CHECK: scf.for %{{.+}} = %thread_id_x to %c128 step %c128
-// CHECK: scf.for %{{.+}} = %[[FOLDED]] to %[[NEXT]] step %c1
+// CHECK: scf.for %{{.+}} = %[[FOLDED]] to %[[NEXT]] step %c16
 // CHECK: math.exp
+// CHECK: memref.store %{{.+}}, %[[PHIS]]
+// CHECK: arith.addi %[[BASE]], %{{.+}} : index
+// CHECK: memref.store %{{.+}}, %[[VALUES]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[VALUES]]
+// CHECK: memref.load %[[PHIS]]
 // CHECK: memref.store %{{.+}}, %[[S]]
 // CHECK: memref.store %{{.+}}, %[[Z]]
-// CHECK: memref.store %{{.+}}, %[[PHIQ]]
 // CHECK: gpu.barrier
-// CHECK: memref.load %[[PHIQ]]
+// CHECK: memref.store %{{.+}}, %[[PHIS]]
+// CHECK: scf.for %{{.+}} = %thread_id_x to %c240 step %c128
+// CHECK: math.exp
+// CHECK: arith.muli %{{.+}}, %c17 : index
+// CHECK: memref.store %{{.+}}, %[[BEYOND]]
+// CHECK: memref.store %{{.+}}, %[[VALUES]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[BEYOND]]
+// CHECK: memref.load %[[PHIS]]
 // CHECK: memref.store %{{.+}}, %[[SCORES]]
 // CHECK: gpu.barrier
 // CHECK: %[[SUMS:.+]]:2 = scf.for %{{.+}} = %c0 to %c16 step %c1
 // CHECK: %[[ALL:.+]]:2 = scf.for %{{.+}} = %c0 to %{{.+}} step %c1 iter_args(%{{.+}} = %[[SUMS]]#0, %{{.+}} = %[[SUMS]]#1)
 // CHECK: memref.load %[[SCORES]]
+// CHECK: memref.load %[[VALUES]]
 // CHECK: %[[SEENKEY:.+]] = arith.cmpf ogt, %[[ALL]]#1, %{{.+}} : f32
 // CHECK: %[[RATIO:.+]] = arith.divf %[[ALL]]#0, %[[ALL]]#1 : f32
 // CHECK: arith.select %[[SEENKEY]], %[[RATIO]], %{{.+}} : f32
@@ -706,50 +726,59 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK: gpu.barrier
 // CHECK: scf.yield %[[NEXT]] : index
 func.func @linear(%q: tensor<1x2x?x16xf16>, %k: tensor<1x1x?x16xf16>,
-                  %v: tensor<1x1x?x8xf16>, %o: tensor<1x2x?x8xf16>)
-    -> tensor<1x2x?x8xf16> {
+                  %v: tensor<1x1x?x32xf16>, %o: tensor<1x2x?x32xf16>)
+    -> tensor<1x2x?x32xf16> {
   %0 = attn.linear_attention ins(%q, %k, %v : tensor<1x2x?x16xf16>,
-                                 tensor<1x1x?x16xf16>, tensor<1x1x?x8xf16>)
-      outs(%o : tensor<1x2x?x8xf16>) {structured_mask = #attn.causal<top_left>}
-      -> tensor<1x2x?x8xf16>
-  return %0 : tensor<1x2x?x8xf16>
+                                 tensor<1x1x?x16xf16>, tensor<1x1x?x32xf16>)
+      outs(%o : tensor<1x2x?x32xf16>) {structured_mask = #attn.causal<top_left>}
+      -> tensor<1x2x?x32xf16>
+  return %0 : tensor<1x2x?x32xf16>
 }
 
 // -----
 
-// Linear attention whose state [D, Dv] = [128, 97] f32 exceeds 48 KiB: the
-// block runs once per chunk of 49 columns of Dv (the fewest equal chunks
-// that fit beside z [128] and, for groups of 8 rows, phi(q) [8 * 128] and
-// scores [8 * 8]: 128 x 49 + 128 + 1024 + 64 floats), skipping the columns
-// past Dv in the last. Without a mask it folds every key, then writes the
-// rows a group at a time; the barrier ending each group also ends a chunk
-// before the next zeroes the state.
+// Linear attention whose state [D, Dv] = [128, 97] f32 exceeds 48 KiB:
+// blocks of 49 columns of Dv, 2 a (head, batch entry) (the fewest equal
+// slices that fit beside z [128] and, for groups of 8 rows, phi(q) [8 *
+// 128], scores [8 * 8] and V's slice of 8 keys [8 * 49]: 128 x 49 + 128 +
+// 1024 + 64 + 392 floats; B is dynamic, so no more slices for parallelism),
+// the last skipping the columns past Dv. Without a mask it folds every key,
+// 8 at a time, then writes the rows a group at a time.
+// CHECK-LABEL: func.func @linear_chunks
+// CHECK: gpu.launch_func @linear_chunks_kernels::@linear_chunks blocks in (%{{.+}}, %c2, %dim)
+// CHECK-SAME: attn.column_blocks = 2 : i64
 // CHECK-LABEL: gpu.func @linear_chunks
-// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<6272xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIQ:[a-z0-9_]+]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{[a-z0-9_]+}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
-// CHECK: scf.for %[[BASE:.+]] = %c0 to %c97 step %c49 {
+// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<6272xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIS:[a-z0-9_]+]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{[a-z0-9_]+}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VALUES:[a-z0-9_]+]] : memref<392xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: %[[BASE:.+]] = arith.muli %block_id_x, %c49 : index
 // CHECK: scf.for %{{.+}} = %thread_id_x to %c6272 step %c128
 // CHECK: memref.store %{{.+}}, %[[S]]
 // CHECK: gpu.barrier
+// CHECK: scf.for %{{.+}} = %c0 to %{{.+}} step %c8 {
+// CHECK: memref.store %{{.+}}, %[[PHIS]]
+// CHECK: %[[COLUMN:.+]] = arith.addi %[[BASE]], %{{.+}} : index
+// CHECK: arith.cmpi ult, %[[COLUMN]], %c97 : index
+// CHECK: memref.store %{{.+}}, %[[VALUES]]
+// CHECK: gpu.barrier
 // CHECK: %[[E:.+]] = arith.remui %{{.+}}, %c49 : index
-// CHECK: %[[COLUMN:.+]] = arith.addi %[[BASE]], %[[E]] : index
-// CHECK: %[[INSIDE:.+]] = arith.cmpi ult, %[[COLUMN]], %c97 : index
+// CHECK: %[[STATECOLUMN:.+]] = arith.addi %[[BASE]], %[[E]] : index
+// CHECK: %[[INSIDE:.+]] = arith.cmpi ult, %[[STATECOLUMN]], %c97 : index
 // CHECK: scf.if %[[INSIDE]] {
 // CHECK: memref.store %{{.+}}, %[[S]]
 // CHECK: memref.store %{{.+}}, %[[Z]]
+// CHECK: gpu.barrier
 // CHECK: scf.for %{{.+}} = %c0 to %{{.+}} step %c8 {
-// CHECK: memref.store %{{.+}}, %[[PHIQ]]
+// CHECK: memref.store %{{.+}}, %[[PHIS]]
 // CHECK: gpu.barrier
 // CHECK: arith.cmpi ult, %{{.+}}, %c97 : index
 // CHECK: arith.divf
 // CHECK: gpu.barrier
 // CHECK-NEXT: }
-// CHECK-NEXT: }
 // CHECK-NEXT: gpu.return
-func.func @linear_chunks(%q: tensor<1x2x?x128xf32>, %k: tensor<1x2x?x128xf32>,
-                         %v: tensor<1x2x?x97xf32>, %o: tensor<1x2x?x97xf32>)
-    -> tensor<1x2x?x97xf32> {
-  %0 = attn.linear_attention ins(%q, %k, %v : tensor<1x2x?x128xf32>,
-                                 tensor<1x2x?x128xf32>, tensor<1x2x?x97xf32>)
-      outs(%o : tensor<1x2x?x97xf32>) -> tensor<1x2x?x97xf32>
-  return %0 : tensor<1x2x?x97xf32>
+func.func @linear_chunks(%q: tensor<?x2x?x128xf32>, %k: tensor<?x2x?x128xf32>,
+                         %v: tensor<?x2x?x97xf32>, %o: tensor<?x2x?x97xf32>)
+    -> tensor<?x2x?x97xf32> {
+  %0 = attn.linear_attention ins(%q, %k, %v : tensor<?x2x?x128xf32>,
+                                 tensor<?x2x?x128xf32>, tensor<?x2x?x97xf32>)
+      outs(%o : tensor<?x2x?x97xf32>) -> tensor<?x2x?x97xf32>
+  return %0 : tensor<?x2x?x97xf32>
 }

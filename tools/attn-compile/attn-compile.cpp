@@ -151,8 +151,9 @@ static llvm::json::Value manifest(const KernelSource &source,
 
 /// The manifest's grid of an attention launch, in its keys' names.
 static std::string gridText(const GPULaunch &launch) {
-  return llvm::formatv("(ceil(Sq / block_rows){0}, Hq{1}, B)",
+  return llvm::formatv("(ceil(Sq / block_rows){0}{1}, Hq{2}, B)",
                        launch.kvSplits > 1 ? " * kv_splits" : "",
+                       launch.columnBlocks > 1 ? " * column_blocks" : "",
                        launch.packedHeads > 1 ? " / packed_heads" : "");
 }
 
@@ -228,6 +229,7 @@ static int compileForGPU(const KernelSource &source,
       {"mma", binary->attention().tensorCores},
       {"kv_splits", binary->attention().kvSplits},
       {"packed_heads", binary->attention().packedHeads},
+      {"column_blocks", binary->attention().columnBlocks},
       {"grid", gridText(binary->attention())},
   };
   std::string manifestText;

@@ -512,7 +512,7 @@ static llvm::Error prepareGPURun(CUDADevice &device,
       scalars = {sizes[ATTN_SYM_B], sizes[ATTN_SYM_SQ], sizes[ATTN_SYM_SK],
                  sizes[ATTN_SYM_HQ], sizes[ATTN_SYM_HKV]};
       gridX = llvm::divideCeil(sizes[ATTN_SYM_SQ], launch.blockRows) *
-              launch.kvSplits;
+              launch.kvSplits * launch.columnBlocks;
       gridY = sizes[ATTN_SYM_HQ] / launch.packedHeads;
       gridZ = sizes[ATTN_SYM_B];
     } else {

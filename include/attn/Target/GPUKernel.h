@@ -54,8 +54,8 @@ struct GPUScratch {
 
 /// One launch of a compiled kernel, each buffer as a 1-D memref (allocated,
 /// aligned, offset, size, stride), in blocks of `threads` threads:
-/// - an attention (`blockRows` > 0): grid (ceil(Sq / blockRows) kvSplits,
-///   Hq / packedHeads, B), then B, Sq, Sk, Hq and Hkv;
+/// - an attention (`blockRows` > 0): grid (ceil(Sq / blockRows) kvSplits
+///   columnBlocks, Hq / packedHeads, B), then B, Sq, Sk, Hq and Hkv;
 /// - a projection y [M, N] = x [M, K] w [K, N] (+ bias [N]) (`columns` > 0,
 ///   `reduction` K, M the rows of its last buffer y): grid
 ///   (ceil(M / tileRows), ceil(N / tileColumns)), then M, K and N.
@@ -71,6 +71,8 @@ struct GPULaunch {
   int64_t kvSplits = 1;
   /// Query heads per block (GQA packing): `blockRows` query rows of each.
   int64_t packedHeads = 1;
+  /// Blocks that each compute a slice of Dv's columns of the same rows.
+  int64_t columnBlocks = 1;
   /// Whether the attention kernel multiplies on tensor cores (else FMAs).
   bool tensorCores = false;
   /// Keys per K/V tile the attention kernel stages in shared memory.

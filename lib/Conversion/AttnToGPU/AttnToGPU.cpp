@@ -369,9 +369,6 @@ static SmallVector<int64_t> operandAlignments(AttentionOp op,
   return alignments;
 }
 
-/// Blocks a GPU wants at least: two per SM of an H100 (132 SMs), about as
-/// many as fill an A100 (108) twice too.
-static constexpr int64_t kBlocksToFill = 264;
 /// The most splits (the combine kernel unrolls them) and the fewest key
 /// tiles a split takes.
 static constexpr int64_t kMaxKvSplits = 32, kMinTilesPerSplit = 4;

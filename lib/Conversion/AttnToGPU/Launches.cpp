@@ -76,13 +76,16 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
   SmallVector<Value> scalars = {batchCount, sq, sk, heads,
                                 dim(k, getHeadDimPos(layout))};
   // What a launcher needs: grid (ceil(Sq / block_rows), Hq / packed_heads,
-  // B), its first dim times kv_splits under a split.
+  // B), its first dim times kv_splits under a split and column_blocks.
   auto launch = [&](const KernelLaunch &kernel, int64_t rows, int64_t splits,
                     int64_t packed, ValueRange kernelBuffers) {
     kernel.kernel->setAttr("attn.block_rows", b.getI64IntegerAttr(rows));
     Value gridX = arith::CeilDivUIOp::create(b, loc, sq, m.constant(rows));
     if (splits > 1)
       gridX = arith::MulIOp::create(b, loc, gridX, m.constant(splits));
+    if (kernel.columnBlocks > 1)
+      gridX =
+          arith::MulIOp::create(b, loc, gridX, m.constant(kernel.columnBlocks));
     Value gridY = heads;
     if (packed > 1)
       gridY = arith::DivUIOp::create(b, loc, heads, m.constant(packed));
@@ -102,6 +105,9 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
       launchOp->setAttr("attn.kv_splits", b.getI64IntegerAttr(splits));
     if (packed > 1)
       launchOp->setAttr("attn.packed_heads", b.getI64IntegerAttr(packed));
+    if (kernel.columnBlocks > 1)
+      launchOp->setAttr("attn.column_blocks",
+                        b.getI64IntegerAttr(kernel.columnBlocks));
     if (kernel.tensorCores)
       launchOp->setAttr("attn.tensor_cores", b.getUnitAttr());
     if (kernel.kvTile)

@@ -28,6 +28,9 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;
 /// cuFuncSetAttribute) on every chip from sm_80: sm_86 and sm_89 allow
 /// 99 KiB, sm_80 163 and sm_90 227.
 constexpr int64_t kDynamicSharedBytes = 99 * 1024;
+/// Blocks a GPU wants at least: two per SM of an H100 (132 SMs), about as
+/// many as fill an A100 (108) twice too.
+constexpr int64_t kBlocksToFill = 264;
 
 /// A projection kernel's block: its threads and the rows and columns of y it
 /// computes.
@@ -59,6 +62,9 @@ struct KernelLaunch {
   bool tensorCores = false;
   /// Keys per K/V tile in shared memory (0: the kernel stages none).
   int64_t kvTile = 0;
+  /// Blocks that each compute a slice of Dv's columns of the same rows
+  /// (linear attention): the grid's first dim times this.
+  int64_t columnBlocks = 1;
 };
 
 /// The operands of `attention` a kernel takes, in its order: q, k, v,
@@ -81,7 +87,8 @@ struct SplitCombine {
 /// Replaces `func` by a host function on memrefs that flattens its
 /// arguments and launches each kernel in turn over (ceil(Sq / blockRows),
 /// Hq / packedHeads, B) blocks with them, then B, Sq, Sk, Hq and Hkv
-/// (`blockRows` query rows of each of `packedHeads` heads a block). With
+/// (`blockRows` query rows of each of `packedHeads` heads a block; x times
+/// a kernel's `columnBlocks`). With
 /// `split`, the kernels run over ceil(Sq / blockRows) x splits blocks with
 /// two scratch buffers (partial out and lse, f32) in place of out and lse,
 /// and the combine kernel then merges them into out (and lse) over
@@ -115,8 +122,9 @@ LogicalResult boundBlocksPerSM(Operation *op, gpu::GPUFuncOp kernel,
                                int64_t threads, int64_t blocks);
 
 /// A kernel function (q, k, v, out) of one attn.linear_attention `op`: one
-/// block per (query head, batch entry) keeping the state in shared memory
-/// (LinearAttentionKernel.cpp), `minBlocksPerSM` of them an SM.
+/// block per (slice of Dv's columns, query head, batch entry) keeping its
+/// slice of the state in shared memory (LinearAttentionKernel.cpp),
+/// `minBlocksPerSM` of them an SM.
 LogicalResult convertLinearAttentionToGPU(func::FuncOp func,
                                           LinearAttentionOp op,
                                           int64_t minBlocksPerSM);
