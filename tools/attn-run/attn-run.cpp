@@ -1141,6 +1141,10 @@ int main(int argc, char **argv) {
         {"packed_heads",
          onGPU ? llvm::json::Value(gpuKernel.attention().packedHeads)
                : llvm::json::Value(nullptr)},
+        // The blocks that each compute a slice of Dv's columns (linear).
+        {"column_blocks",
+         onGPU ? llvm::json::Value(gpuKernel.attention().columnBlocks)
+               : llvm::json::Value(nullptr)},
         {"tiles_total", tilesTotal ? llvm::json::Value(tilesTotal) : nullptr},
         {"tiles_computed",
          tilesTotal ? llvm::json::Value(tilesComputed) : nullptr},

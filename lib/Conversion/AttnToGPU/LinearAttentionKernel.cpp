@@ -182,9 +182,20 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
   });
   barrier();
 
-  // V's slice of keys [first, first + count) into values [rows, width].
-  auto stageValues = [&](Value first, Value count) {
-    forEachOwned(tid, m.constant(rows * width), [&](Value x) {
+  // phi(k) of keys [first, first + count) (count <= capacity) into
+  // `buffer` in rows of `stride`, and V's slice of them into values in rows
+  // of `width`.
+  auto stageKeys = [&](Value first, Value count, Value buffer, int64_t capacity,
+                       int64_t stride) {
+    forEachOwned(tid, m.constant(capacity * d), [&](Value x) {
+      Value c = arith::DivUIOp::create(b, loc, x, m.constant(d));
+      Value f = arith::RemUIOp::create(b, loc, x, m.constant(d));
+      guarded(ult(c, count), [&] {
+        memref::StoreOp::create(b, loc, phi(key(m.add(first, c), f, d, k)),
+                                buffer, m.add(mul(c, m.constant(stride)), f));
+      });
+    });
+    forEachOwned(tid, m.constant(capacity * width), [&](Value x) {
       Value c = arith::DivUIOp::create(b, loc, x, m.constant(width));
       Value e =
           m.add(base, arith::RemUIOp::create(b, loc, x, m.constant(width)));
@@ -208,15 +219,7 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
           b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
           Value count = arith::MinSIOp::create(b, loc, m.constant(rows),
                                                m.sub(to, first));
-          forEachOwned(tid, m.constant(rows * d), [&](Value x) {
-            Value c = arith::DivUIOp::create(b, loc, x, m.constant(d));
-            Value f = arith::RemUIOp::create(b, loc, x, m.constant(d));
-            guarded(ult(c, count), [&] {
-              memref::StoreOp::create(
-                  b, loc, phi(key(m.add(first, c), f, d, k)), phis, x);
-            });
-          });
-          stageValues(first, count);
+          stageKeys(first, count, phis, rows, d);
           barrier();
           // buffer[x] += the sum over the staged keys c of term(c).
           auto accumulate = [&](Value buffer, Value x,
@@ -276,15 +279,7 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
     Value last = arith::MinSIOp::create(
         b, loc, m.add(first, m.constant(rows - 1)), m.sub(sq, m.constant(1)));
     Value count = beyondState(last, from);
-    forEachOwned(tid, m.constant((rows - 1) * d), [&](Value x) {
-      Value c = arith::DivUIOp::create(b, loc, x, m.constant(d));
-      Value f = arith::RemUIOp::create(b, loc, x, m.constant(d));
-      guarded(ult(c, count), [&] {
-        memref::StoreOp::create(b, loc, phi(key(m.add(from, c), f, d, k)),
-                                beyond, m.add(mul(c, m.constant(d + 1)), f));
-      });
-    });
-    stageValues(from, count);
+    stageKeys(from, count, beyond, rows - 1, d + 1);
   };
   // scores [rows, rows]: phi(q_i) . phi(k_j) for row i = first + a and
   // key j = from + c, where row i sees key j beyond the state.
