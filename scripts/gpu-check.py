@@ -420,6 +420,21 @@ def sdpa(q, k, v, causal):
         is_causal=causal)
 
 
+def torch_linear(q, k, v, causal):
+    """Linear attention (phi = elu + 1) in torch on [B, H, S, D] tensors of
+    one head count, in their dtype, as one would write it: without a mask
+    phi(Q) (phi(K)^T V) / phi(Q) sum_j phi(k_j), linear in S; causal the
+    masked quadratic form (torch has no causal linear attention). A peer to
+    time, not a reference: at 8k keys its f16 sums may overflow."""
+    pq, pk = F.elu(q) + 1, F.elu(k) + 1
+    if causal:
+        weights = (pq @ pk.transpose(-1, -2)).tril_()
+        return (weights @ v) / weights.sum(-1, keepdim=True)
+    state = pk.transpose(-1, -2) @ v
+    return (pq @ state) / (pq * pk.sum(-2, keepdim=True)).sum(-1,
+                                                             keepdim=True)
+
+
 # A timing: WARMUPS untimed runs, then at least MIN_RUNS timed ones and more
 # while BUDGET_S seconds last, up to MAX_RUNS; their median counts. (The
 # CUDA emulator's test takes one run: its times mean nothing.)
@@ -577,6 +592,8 @@ def check(name, spec_text):
     # Decoding (one query row against >= 1k keys, no mask: a bottom-right
     # causal one hides nothing from the last row) is timed against SDPA
     # too, in ms and the GB/s of K and V read.
+    # Linear attention at those shapes (no mask or causal) is timed against
+    # torch_linear.
     softmax_only = (not s["gaussian"] and not s["additive"]
                     and not s["relpos"] and not s["spans"]
                     and not s["block_mask"] and not s["linear"]
@@ -588,6 +605,9 @@ def check(name, spec_text):
                 and s["mask"] in ("none", "causal_bottom_right"))
     plain = (softmax_only and s["b"] * s["sq"] == 16384
              and s["sq"] == s["sk"])
+    # Linear attention at the benchmark shapes, against torch_linear.
+    linear_plain = (s["linear"] and s["b"] * s["sq"] == 16384
+                    and s["sq"] == s["sk"] and s["mask"] in ("none", "causal"))
     shape = tuple(s[key] for key in ("b", "hq", "hkv", "sq", "d", "dv",
                                      "dtype", "layout", "mha"))
     if decoding:
@@ -601,6 +621,15 @@ def check(name, spec_text):
             MEASURED[name] = {"ok": ok, "gbps": moved / ours / 1e6}
             return ("  attn %8.4f ms %6.0f GB/s  sdpa %8.4f ms  attn/sdpa %.3f"
                     % (ours, moved / ours / 1e6, theirs, theirs / ours))
+    elif linear_plain:
+        def timing():
+            ours = median_ms(run)
+            qt, kt, vt = (to_bhsd(x, s["layout"]) for x in (q, k, v))
+            kt, vt = (repeat_heads(x, s["hq"]) for x in (kt, vt))
+            theirs = median_ms(
+                lambda: torch_linear(qt, kt, vt, s["mask"] == "causal"))
+            return ("  attn %8.3f ms  torch %8.3f ms  attn/torch %.3f"
+                    % (ours, theirs, theirs / ours))
     elif plain and s["mask"] not in ("none", "causal"):
         def timing():
             ours = median_ms(run)
@@ -647,7 +676,7 @@ def check(name, spec_text):
                     % (flops / ours / 1e9, flops / theirs / 1e9,
                        theirs / ours))
 
-    if plain or decoding:
+    if plain or decoding or linear_plain:
         used = resources(name)
         if used:
             line += "  regs %d (%d blocks/SM)" % (used["registers"],
