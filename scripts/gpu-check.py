@@ -605,7 +605,6 @@ def check(name, spec_text):
                 and s["mask"] in ("none", "causal_bottom_right"))
     plain = (softmax_only and s["b"] * s["sq"] == 16384
              and s["sq"] == s["sk"])
-    # Linear attention at the benchmark shapes, against torch_linear.
     linear_plain = (s["linear"] and s["b"] * s["sq"] == 16384
                     and s["sq"] == s["sk"] and s["mask"] in ("none", "causal"))
     shape = tuple(s[key] for key in ("b", "hq", "hkv", "sq", "d", "dv",
