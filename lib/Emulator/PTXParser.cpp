@@ -450,14 +450,10 @@ uint32_t Parser::declareShared(std::string_view declaration, uint32_t &top) {
   if (size_t at = declaration.find(".align"); at != std::string_view::npos)
     align = count(declaration.substr(at + 6), 256, "an alignment");
   uint64_t elementBytes = 0;
-  for (std::string_view type :
-       {".b8", ".u8", ".s8", ".b16", ".u16", ".s16", ".f16", ".b32", ".u32",
-        ".s32", ".f32", ".b64", ".u64", ".s64", ".f64"})
-    if (size_t at = declaration.find(type);
-        at != std::string_view::npos &&
-        (at + type.size() == declaration.size() ||
-         declaration[at + type.size()] == ' '))
-      elementBytes = std::stoi(std::string(type.substr(2))) / 8;
+  for (std::string_view word : splitTopLevel(declaration, ' '))
+    if (word.size() > 1 && word[0] == '.')
+      if (std::optional<Type> type = parseType(word.substr(1)))
+        elementBytes = typeBytes(*type);
   size_t open = declaration.find('['), close = declaration.find(']');
   bool scalar =
       open == std::string_view::npos && close == std::string_view::npos;
