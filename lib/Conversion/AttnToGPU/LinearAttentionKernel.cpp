@@ -70,7 +70,12 @@ private:
   Value phi(Value x) { return createLinearFeatureMap(b, loc, x); }
   /// A loop over [from, to) in steps of the block's threads, from `tid` on.
   void forEachOwned(Value tid, Value to, function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, tid, to, m.constant(kLinearThreads));
+    forEach(tid, to, kLinearThreads, body);
+  }
+  /// A loop over [from, to) in steps of `step`.
+  void forEach(Value from, Value to, int64_t step,
+               function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, from, to, m.constant(step));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     body(loop.getInductionVar());
@@ -212,44 +217,39 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
   // [rows, D] and V's slice [rows, width] staged, a barrier, each thread
   // adding them to the entries it owns, a barrier.
   auto foldKeys = [&](Value from, Value to) {
-    scf::ForOp::create(
-        b, loc, from, to, m.constant(rows), ValueRange{},
-        [&](OpBuilder &lb, Location, Value first, ValueRange) {
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-          Value count = arith::MinSIOp::create(b, loc, m.constant(rows),
-                                               m.sub(to, first));
-          stageKeys(first, count, phis, rows, d);
-          barrier();
-          // buffer[x] += the sum over the staged keys c of term(c).
-          auto accumulate = [&](Value buffer, Value x,
-                                function_ref<Value(Value)> term) {
-            Value total = sum(m.constant(0), count, load(buffer, x),
-                              [&](Value c, ValueRange acc) {
-                                return SmallVector<Value>{add(acc[0], term(c))};
-                              })[0];
-            memref::StoreOp::create(b, loc, total, buffer, x);
-          };
-          auto stagedKey = [&](Value c, Value f) {
-            return load(phis, m.add(mul(c, m.constant(d)), f));
-          };
-          forEachOwned(tid, stateSize, [&](Value x) {
-            Value f = arith::DivUIOp::create(b, loc, x, m.constant(width));
-            Value column = arith::RemUIOp::create(b, loc, x, m.constant(width));
-            guarded(insideDv(m.add(base, column)), [&] {
-              accumulate(state, x, [&](Value c) -> Value {
-                Value value =
-                    load(values, m.add(mul(c, m.constant(width)), column));
-                return fmul(stagedKey(c, f), value);
-              });
-            });
+    forEach(from, to, rows, [&](Value first) {
+      Value count =
+          arith::MinSIOp::create(b, loc, m.constant(rows), m.sub(to, first));
+      stageKeys(first, count, phis, rows, d);
+      barrier();
+      // buffer[x] += the sum over the staged keys c of term(c).
+      auto accumulate = [&](Value buffer, Value x,
+                            function_ref<Value(Value)> term) {
+        Value total = sum(m.constant(0), count, load(buffer, x),
+                          [&](Value c, ValueRange acc) {
+                            return SmallVector<Value>{add(acc[0], term(c))};
+                          })[0];
+        memref::StoreOp::create(b, loc, total, buffer, x);
+      };
+      auto stagedKey = [&](Value c, Value f) {
+        return load(phis, m.add(mul(c, m.constant(d)), f));
+      };
+      forEachOwned(tid, stateSize, [&](Value x) {
+        Value f = arith::DivUIOp::create(b, loc, x, m.constant(width));
+        Value column = arith::RemUIOp::create(b, loc, x, m.constant(width));
+        guarded(insideDv(m.add(base, column)), [&] {
+          accumulate(state, x, [&](Value c) -> Value {
+            Value value =
+                load(values, m.add(mul(c, m.constant(width)), column));
+            return fmul(stagedKey(c, f), value);
           });
-          forEachOwned(tid, normSize, [&](Value f) {
-            accumulate(norm, f, [&](Value c) { return stagedKey(c, f); });
-          });
-          barrier();
-          scf::YieldOp::create(b, loc);
         });
+      });
+      forEachOwned(tid, normSize, [&](Value f) {
+        accumulate(norm, f, [&](Value c) { return stagedKey(c, f); });
+      });
+      barrier();
+    });
   };
   // phi(q) of rows [first, first + rows) into phis [rows, D].
   auto stageQueries = [&](Value first) {
