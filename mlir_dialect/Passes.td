@@ -504,11 +504,17 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     kernels do.
 
     A kernel function `(q, k, v, out)` of one `attn.linear_attention` becomes
-    one block of 128 threads per (query head, batch entry) (a grid of
-    (1, Hq, B)) that keeps the state `S = sum_j phi(k_j) v_j^T` and
-    `z = sum_j phi(k_j)` in shared memory, each thread owning entries of
-    them: it folds every key and then writes every row, or, causal, walks
-    the rows folding the keys each newly sees (linear in Sq + Sk).
+    one block of 128 threads per (slice of Dv's columns, query head, batch
+    entry[, chunk of rows]) that keeps its slice of the state
+    `S = sum_j phi(k_j) v_j^T` and `z = sum_j phi(k_j)` in shared memory,
+    each thread owning entries of them: it folds every key and then writes
+    its rows, or, causal, walks its rows folding the keys each newly sees
+    (linear in Sq + Sk). While static B and Hq make too few blocks to fill
+    a GPU, the rows come in chunks (`attn.block_rows` each): a first kernel,
+    `@name_chunk_states`, folds each whole chunk of as many keys into a
+    state of its own, in a scratch buffer (`gpu.alloc`, tagged
+    `attn.rows_of` and `attn.width`), and each chunk of rows starts from
+    the sum of the states of the key chunks its first row sees.
 
     A kernel function taking the operands of one
     `attn.multi_head_attention` or `attn.additive_attention` in order keeps

@@ -671,26 +671,83 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // -----
 
 // Linear attention, causal, GQA 2:1: blocks of 128 threads per (slice of
-// Dv, head, batch entry) (block rows past any sequence), 2 slices of 16
-// columns (B Hq = 2 blocks leave a GPU idle; 16 columns at least). In
-// shared memory: the slice of the state S [D * 16] and z [D]; phi(k) of the
-// staged keys, then phi(q) of a group of 16 rows [16 * D]; the group's
-// scores [16 * 16]; V's slice of the staged keys [16 * 16]; phi(k) of the
-// keys beyond the state [15 * (D + 1)]. Per group: fold the keys its first
-// row sees 16 at a time (stage phi(k) and V, a barrier, add them to the
-// entries each thread owns, a barrier), stage its phi(q) and the keys its
-// later rows see beyond those, a barrier, score those, a barrier, write its
-// rows as (phi(q) S + scores V) / (phi(q) z + sum of scores) (0 without
+// Dv, head, batch entry, chunk of 256 rows), 2 slices of 16 columns and
+// chunks of rows (B Hq = 2 blocks leave a GPU idle; 16 columns at least;
+// Sq is dynamic: 256 rows a chunk). In shared memory: the slice of the
+// state S [D * 16] and z [D]; phi(k) of the staged keys, then phi(q) of a
+// group of 16 rows [16 * D]; V's slice of the staged keys [16 * 16]; the
+// group's scores [16 * 16]; phi(k) of the keys beyond the state [15 * (D +
+// 1)]. The host allocates the chunks' states, 3 floats per row of k (B Sk
+// Hkv rows hold B Hkv floor(Sk / 256) chunks of 2 slices of D * 16 + D
+// floats), and launches two kernels over the same grid. The first (only the
+// first query head of each KV head) folds each chunk of 256 keys that the
+// last chunk's first row sees into a state of its own, the grid's chunks
+// taking them in turn, and stores it.
+// The second starts from the sum of the states of the whole chunks its
+// chunk's first row sees, and per group of its rows: fold the keys its
+// first row sees 16 at a time (stage phi(k) and V, a barrier, add them to
+// the entries each thread owns, a barrier), stage its phi(q) and the keys
+// its later rows see beyond those, a barrier, score those, a barrier, write
+// its rows as (phi(q) S + scores V) / (phi(q) z + sum of scores) (0 without
 // keys), a barrier.
 // CHECK-LABEL: func.func @linear
-// CHECK: %[[X:.+]] = arith.muli %{{.+}}, %c2 : index
-// CHECK: gpu.launch_func @linear_kernels::@linear blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
-// CHECK-SAME: attn.block_rows = 1099511627776 : i64, attn.column_blocks = 2 : i64
-// CHECK-LABEL: gpu.func @linear
-// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIS:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SCORES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VALUES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[BEYOND:[a-z0-9_]+]] : memref<255xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
-// CHECK: %[[BASE:.+]] = arith.muli %block_id_x, %c16 : index
+// CHECK: %[[SK:.+]] = memref.dim %arg1, %c2
+// CHECK: %[[SIZE:.+]] = arith.muli %[[SK]], %c3 : index
+// CHECK: %[[STATES:.+]] = gpu.alloc (%[[SIZE]]) {attn.rows_of = 1 : i64, attn.width = 3 : i64} : memref<?xf32>
+// CHECK: %[[CHUNKS:.+]] = arith.ceildivui %{{.+}}, %c256 : index
+// CHECK: %[[X:.+]] = arith.muli %[[CHUNKS]], %c2 : index
+// CHECK: gpu.launch_func @linear_kernels::@linear_chunk_states blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
+// CHECK-SAME: %[[STATES]] : memref<?xf32>
+// CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64
+// CHECK-NEXT: gpu.launch_func @linear_kernels::@linear blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
+// CHECK-SAME: %[[STATES]] : memref<?xf32>
+// CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64
+// CHECK-NEXT: gpu.dealloc %[[STATES]]
+// CHECK-LABEL: gpu.func @linear_chunk_states
+// CHECK-SAME: workgroup(%[[CS:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[CZ:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{[a-z0-9_]+}} : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{[a-z0-9_]+}} : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK: %[[CSLICE:.+]] = arith.remui %block_id_x, %c2 : index
+// CHECK: %[[CCHUNK:.+]] = arith.divui %block_id_x, %c2 : index
+// CHECK: %[[INGROUP:.+]] = arith.remui %block_id_y, %{{.+}} : index
+// CHECK: %[[FIRSTHEAD:.+]] = arith.cmpi eq, %[[INGROUP]], %c0 : index
+// CHECK: scf.if %[[FIRSTHEAD]] {
+// CHECK: %[[GRIDCHUNKS:.+]] = arith.ceildivui %arg6, %c256 : index
+// CHECK: %[[LASTCHUNK:.+]] = arith.subi %[[GRIDCHUNKS]], %c1 : index
+// CHECK: %[[LASTROW:.+]] = arith.muli %[[LASTCHUNK]], %c256 : index
+// CHECK: %[[LASTSEEN:.+]] = arith.minsi %{{.+}}, %arg7 : index
+// CHECK: %[[NEEDED:.+]] = arith.divui %[[LASTSEEN]], %c256 : index
+// CHECK: scf.for %[[C:.+]] = %[[CCHUNK]] to %[[NEEDED]] step %[[GRIDCHUNKS]] {
+// CHECK: memref.store %{{.+}}, %[[CS]]
+// CHECK: memref.store %{{.+}}, %[[CZ]]
+// CHECK-NOT: gpu.barrier
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16 {
 // CHECK: gpu.barrier
-// CHECK: scf.for %[[FIRST:.+]] = %c0 to %{{.+}} step %c16 iter_args(%[[FOLDED:.+]] = %c0) -> (index)
+// CHECK: gpu.barrier
+// CHECK: }
+// CHECK: memref.load %[[CS]]
+// CHECK: memref.store %{{.+}}, %arg4
+// CHECK: memref.load %[[CZ]]
+// CHECK: memref.store %{{.+}}, %arg4
+// CHECK: gpu.return
+// CHECK-LABEL: gpu.func @linear(
+// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIS:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VALUES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SCORES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[BEYOND:[a-z0-9_]+]] : memref<255xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK: %[[SLICE:.+]] = arith.remui %block_id_x, %c2 : index
+// CHECK: %[[CHUNK:.+]] = arith.divui %block_id_x, %c2 : index
+// CHECK: %[[BASE:.+]] = arith.muli %[[SLICE]], %c16 : index
+// CHECK: %[[FIRSTROW:.+]] = arith.muli %[[CHUNK]], %c256 : index
+// CHECK: %[[CHUNKEND:.+]] = arith.addi %[[FIRSTROW]], %c256 : index
+// CHECK: %[[ENDROW:.+]] = arith.minsi %[[CHUNKEND]], %arg6 : index
+// CHECK: %[[FIRSTSEEN:.+]] = arith.minsi %{{.+}}, %arg7 : index
+// CHECK: %[[SEENCHUNKS:.+]] = arith.divui %[[FIRSTSEEN]], %c256 : index
+// CHECK: scf.for %{{.+}} = %thread_id_x to %c256 step %c128 {
+// CHECK: scf.for %{{.+}} = %c0 to %[[SEENCHUNKS]] step %c1
+// CHECK: memref.load %arg4
+// CHECK: memref.store %{{.+}}, %[[S]]
+// CHECK: scf.for %{{.+}} = %c0 to %[[SEENCHUNKS]] step %c1
+// CHECK: memref.load %arg4
+// CHECK: memref.store %{{.+}}, %[[Z]]
+// CHECK-NOT: gpu.barrier
+// CHECK: %[[PREFIX:.+]] = arith.muli %[[SEENCHUNKS]], %c256 : index
+// CHECK: scf.for %[[FIRST:.+]] = %[[FIRSTROW]] to %[[ENDROW]] step %c16 iter_args(%[[FOLDED:.+]] = %[[PREFIX]]) -> (index)
 // CHECK: %[[SEEN:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
 // CHECK: %[[NEXT:.+]] = arith.maxsi %[[FOLDED]], %[[SEEN]] : index
 // CHECK: scf.for %{{.+}} = %[[FOLDED]] to %[[NEXT]] step %c16
@@ -740,19 +797,21 @@ func.func @linear(%q: tensor<1x2x?x16xf16>, %k: tensor<1x1x?x16xf16>,
 // Linear attention whose state [D, Dv] = [128, 97] f32 exceeds 48 KiB:
 // blocks of 49 columns of Dv, 2 a (head, batch entry) (the fewest equal
 // slices that fit beside z [128] and, for groups of 8 rows, phi(q) [8 *
-// 128], scores [8 * 8] and V's slice of 8 keys [8 * 49]: 128 x 49 + 128 +
-// 1024 + 64 + 392 floats; B is dynamic, so no more slices for parallelism),
-// the last skipping the columns past Dv. Without a mask it folds every key,
-// 8 at a time, then writes the rows a group at a time.
+// 128], V's slice of 8 keys [8 * 49] and scores [8 * 8]: 128 x 49 + 128 +
+// 1024 + 392 + 64 floats; B is dynamic, so no more slices or chunks for
+// parallelism), the last skipping the columns past Dv. Each thread zeroes
+// the entries it owns (no barrier: the fold's staging has one before any
+// other thread reads them). Without a mask it folds every key, 8 at a time,
+// then writes the rows a group at a time.
 // CHECK-LABEL: func.func @linear_chunks
 // CHECK: gpu.launch_func @linear_chunks_kernels::@linear_chunks blocks in (%{{.+}}, %c2, %dim)
 // CHECK-SAME: attn.column_blocks = 2 : i64
 // CHECK-LABEL: gpu.func @linear_chunks
-// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<6272xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIS:[a-z0-9_]+]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{[a-z0-9_]+}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VALUES:[a-z0-9_]+]] : memref<392xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
+// CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<6272xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<128xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIS:[a-z0-9_]+]] : memref<1024xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VALUES:[a-z0-9_]+]] : memref<392xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{[a-z0-9_]+}} : memref<64xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: %[[BASE:.+]] = arith.muli %block_id_x, %c49 : index
 // CHECK: scf.for %{{.+}} = %thread_id_x to %c6272 step %c128
 // CHECK: memref.store %{{.+}}, %[[S]]
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: scf.for %{{.+}} = %c0 to %{{.+}} step %c8 {
 // CHECK: memref.store %{{.+}}, %[[PHIS]]
 // CHECK: %[[COLUMN:.+]] = arith.addi %[[BASE]], %{{.+}} : index

@@ -21,8 +21,9 @@ namespace mlir::attn {
 /// m16n8k16) in blocks of warps of 16 or 32 rows instead, in tiles of
 /// `mmaKvTileSize` keys. A function (q, k, v, out) of one
 /// attn.linear_attention gets a block per (slice of Dv's columns, query head,
-/// batch entry) that keeps its slice of the linear attention's state in
-/// shared memory. Fails with a
+/// batch entry[, chunk of rows]) that keeps its slice of the linear
+/// attention's state in shared memory, after a kernel that computes each
+/// chunk's own state when there are chunks. Fails with a
 /// diagnostic on an attention the GPU path does not take.
 LogicalResult convertAttentionToGPU(func::FuncOp func,
                                     const ConvertAttnToGPUOptions &options);

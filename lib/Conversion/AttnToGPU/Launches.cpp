@@ -46,7 +46,8 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
                                             ArrayRef<KernelLaunch> launches,
                                             Layout layout, int64_t blockRows,
                                             int64_t packedHeads,
-                                            const SplitCombine *split) {
+                                            const SplitCombine *split,
+                                            const LaunchScratch *scratch) {
   OpBuilder b(func.getContext());
   Location loc = func.getLoc();
 
@@ -118,42 +119,48 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
                         b.getDenseI64ArrayAttr(kernel.alignments));
   };
 
+  // A scratch buffer of f32, `width` elements per row of argument `rowsOf`
+  // (its elements over its last dim), which a launcher sizes it by.
+  SmallVector<Value> allocated;
+  auto allocate = [&](int64_t rowsOf, int64_t width) -> Value {
+    Value arg = entry->getArgument(rowsOf);
+    Value rows = m.constant(1);
+    for (int64_t d = 0, e = cast<MemRefType>(arg.getType()).getRank() - 1;
+         d < e; ++d)
+      rows = arith::MulIOp::create(b, loc, rows, dim(arg, d));
+    auto alloc = gpu::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()),
+        /*asyncToken=*/Type(), ValueRange(),
+        ValueRange{arith::MulIOp::create(b, loc, rows, m.constant(width))},
+        ValueRange());
+    alloc->setAttr("attn.rows_of", b.getI64IntegerAttr(rowsOf));
+    alloc->setAttr("attn.width", b.getI64IntegerAttr(width));
+    allocated.push_back(alloc.getMemref());
+    return alloc.getMemref();
+  };
+
   if (!split) {
+    if (scratch)
+      buffers.push_back(allocate(scratch->rowsOf, scratch->width));
     for (const KernelLaunch &kernel : launches)
       launch(kernel, blockRows, 1, packedHeads, buffers);
   } else {
-    // Scratch buffers of f32: the splits' partial outputs and their lse, per
-    // row of q (B Hq Sq, its elements over D), which a launcher sizes them
-    // by.
-    Value rows = m.constant(1);
-    for (int64_t d = 0; d < 3; ++d)
-      rows = arith::MulIOp::create(b, loc, rows, dim(q, d));
-    auto allocate = [&](int64_t width) -> Value {
-      auto alloc = gpu::AllocOp::create(
-          b, loc, MemRefType::get({ShapedType::kDynamic}, b.getF32Type()),
-          /*asyncToken=*/Type(), ValueRange(),
-          ValueRange{arith::MulIOp::create(b, loc, rows, m.constant(width))},
-          ValueRange());
-      alloc->setAttr("attn.rows_of", b.getI64IntegerAttr(0));
-      alloc->setAttr("attn.width", b.getI64IntegerAttr(width));
-      return alloc.getMemref();
-    };
-    SmallVector<Value> scratch = {allocate(split->splits * split->valueDim),
-                                  allocate(split->splits)};
+    // The splits' partial outputs and their lse, per row of q (B Hq Sq).
+    SmallVector<Value> partials = {allocate(0, split->splits * split->valueDim),
+                                   allocate(0, split->splits)};
     // The scratch buffers in place of out and lse, which close the
     // arguments.
     size_t out = buffers.size() - 1 - split->lse;
     SmallVector<Value> partialBuffers(ArrayRef(buffers).take_front(out));
-    partialBuffers.append(scratch);
+    partialBuffers.append(partials);
     for (const KernelLaunch &kernel : launches)
       launch(kernel, blockRows, split->splits, packedHeads, partialBuffers);
-    SmallVector<Value> combineBuffers(scratch);
+    SmallVector<Value> combineBuffers(partials);
     combineBuffers.append(buffers.begin() + out, buffers.end());
     launch(split->combine, split->rows, 1, 1, combineBuffers);
-    for (Value buffer : scratch)
-      gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(),
-                             buffer);
   }
+  for (Value buffer : allocated)
+    gpu::DeallocOp::create(b, loc, /*asyncToken=*/Type(), ValueRange(), buffer);
   func::ReturnOp::create(b, loc);
   b.setInsertionPoint(func);
   b.insert(host);

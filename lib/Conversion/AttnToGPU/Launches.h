@@ -84,11 +84,18 @@ struct SplitCombine {
   bool lse;
 };
 
+/// A scratch buffer of f32 that every launch takes after the kernel
+/// function's arguments: `width` elements per row of argument `rowsOf` (its
+/// elements over its last dim).
+struct LaunchScratch {
+  int64_t rowsOf, width;
+};
+
 /// Replaces `func` by a host function on memrefs that flattens its
 /// arguments and launches each kernel in turn over (ceil(Sq / blockRows),
-/// Hq / packedHeads, B) blocks with them, then B, Sq, Sk, Hq and Hkv
-/// (`blockRows` query rows of each of `packedHeads` heads a block; x times
-/// a kernel's `columnBlocks`). With
+/// Hq / packedHeads, B) blocks with them, [then `scratch`,] then B, Sq, Sk,
+/// Hq and Hkv (`blockRows` query rows of each of `packedHeads` heads a
+/// block; x times a kernel's `columnBlocks`). With
 /// `split`, the kernels run over ceil(Sq / blockRows) x splits blocks with
 /// two scratch buffers (partial out and lse, f32) in place of out and lse,
 /// and the combine kernel then merges them into out (and lse) over
@@ -96,7 +103,8 @@ struct SplitCombine {
 void replaceWithKernelLaunches(func::FuncOp func,
                                ArrayRef<KernelLaunch> launches, Layout layout,
                                int64_t blockRows, int64_t packedHeads = 1,
-                               const SplitCombine *split = nullptr);
+                               const SplitCombine *split = nullptr,
+                               const LaunchScratch *scratch = nullptr);
 
 /// The kernel gpu.func `name` at the end of `module`, taking `argTypes`,
 /// with `workgroup` buffers in shared memory and `threads` per block.
@@ -122,9 +130,10 @@ LogicalResult boundBlocksPerSM(Operation *op, gpu::GPUFuncOp kernel,
                                int64_t threads, int64_t blocks);
 
 /// A kernel function (q, k, v, out) of one attn.linear_attention `op`: one
-/// block per (slice of Dv's columns, query head, batch entry) keeping its
-/// slice of the state in shared memory (LinearAttentionKernel.cpp),
-/// `minBlocksPerSM` of them an SM.
+/// block per (slice of Dv's columns, query head, batch entry[, chunk of
+/// rows]) keeping its slice of the state in shared memory, the chunks'
+/// states first computed by a kernel of their own
+/// (LinearAttentionKernel.cpp), `minBlocksPerSM` of them an SM.
 LogicalResult convertLinearAttentionToGPU(func::FuncOp func,
                                           LinearAttentionOp op,
                                           int64_t minBlocksPerSM);

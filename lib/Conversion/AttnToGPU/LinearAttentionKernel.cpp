@@ -22,6 +22,9 @@ using namespace mlir::attn::gpu_codegen;
 static constexpr int64_t kLinearThreads = 128;
 /// The fewest columns of Dv a block takes where more blocks are wanted.
 static constexpr int64_t kMinSliceColumns = 16;
+/// The fewest query rows (and keys) of a chunk where more blocks are wanted;
+/// and a chunk's rows when Sq is dynamic.
+static constexpr int64_t kMinChunkRows = 64, kDynamicChunkRows = 256;
 
 /// Query rows a linear attention block writes at once: 16 at D <= 64, fewer
 /// above, so that their phi(q) [rows, D] leaves the state its room.
@@ -30,24 +33,37 @@ static int64_t linearRows(int64_t d) {
 }
 
 namespace {
-/// One block per (query head, batch entry, slice of `width` columns of Dv)
-/// keeps the state S = sum_j phi(k_j) v_j^T [D, width] and z = sum_j
-/// phi(k_j) [D] in shared memory, each thread owning entries of it, and
-/// writes the rows `rows` at a time as phi(q_i) S / phi(q_i) z, their phi(q)
-/// staged in shared memory. Keys fold into the state `rows` at a time, their
-/// phi(k) and V's slice staged in shared memory first. Without a mask it
-/// folds every key first. Causal, a group of rows is written from the state
-/// of the keys its first row sees plus, for the keys the later rows see
-/// beyond those (fewer than `rows`), the group's own scores phi(q_i) .
-/// phi(k_j) (in shared memory), and those keys are folded before the next
-/// group: linear in Sq + Sk.
+/// The kernels of a linear attention, each a block per (query head, batch
+/// entry, slice of `width` columns of Dv[, chunk of `chunkRows` rows]).
+enum class LinearKernel {
+  /// The state of each whole chunk of `chunkRows` keys, alone, into the
+  /// scratch buffer `states`.
+  ChunkStates,
+  /// The output rows (of the block's chunk).
+  Rows,
+};
+
+/// A block keeps the state S = sum_j phi(k_j) v_j^T [D, width] and z =
+/// sum_j phi(k_j) [D] in shared memory, each thread owning entries of it,
+/// and writes the rows `rows` at a time as phi(q_i) S / phi(q_i) z, their
+/// phi(q) staged in shared memory. Keys fold into the state `rows` at a
+/// time, their phi(k) and V's slice staged in shared memory first. In
+/// chunks, a block starts from the sum of the states of the key chunks its
+/// chunk's first row sees (all, without a mask), from `states`. Without a
+/// mask it then folds every other key. Causal, a group of rows is written
+/// from the state of the keys its first row sees plus, for the keys the
+/// later rows see beyond those (fewer than `rows`), the group's own scores
+/// phi(q_i) . phi(k_j) (in shared memory), and those keys are folded before
+/// the next group: linear in Sq + Sk.
 class LinearKernelBuilder {
 public:
   LinearKernelBuilder(OpBuilder &b, Location loc, LinearAttentionOp op,
-                      int64_t width, int64_t rows)
-      : b(b), loc(loc), m{b, loc}, op(op), width(width), rows(rows) {}
+                      int64_t width, int64_t rows, int64_t slices,
+                      int64_t chunkRows)
+      : b(b), loc(loc), m{b, loc}, op(op), width(width), rows(rows),
+        slices(slices), chunkRows(chunkRows) {}
 
-  void build(gpu::GPUFuncOp kernel);
+  void build(gpu::GPUFuncOp kernel, LinearKernel kind);
 
 private:
   /// The offset of element (batch, head, s, f) of a [B, H, S, F] tensor in
@@ -70,12 +86,12 @@ private:
   Value phi(Value x) { return createLinearFeatureMap(b, loc, x); }
   /// A loop over [from, to) in steps of the block's threads, from `tid` on.
   void forEachOwned(Value tid, Value to, function_ref<void(Value)> body) {
-    forEach(tid, to, kLinearThreads, body);
+    forEach(tid, to, m.constant(kLinearThreads), body);
   }
   /// A loop over [from, to) in steps of `step`.
-  void forEach(Value from, Value to, int64_t step,
+  void forEach(Value from, Value to, Value step,
                function_ref<void(Value)> body) {
-    auto loop = scf::ForOp::create(b, loc, from, to, m.constant(step));
+    auto loop = scf::ForOp::create(b, loc, from, to, step);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     body(loop.getInductionVar());
@@ -89,29 +105,45 @@ private:
   int64_t width;
   /// Query rows written at once.
   int64_t rows;
+  /// Slices of Dv, and rows (and keys) of a chunk (0: no chunks).
+  int64_t slices, chunkRows;
 };
 } // namespace
 
-void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
+void LinearKernelBuilder::build(gpu::GPUFuncOp kernel, LinearKernel kind) {
   Block &body = kernel.getBody().front();
   b.setInsertionPointToStart(&body);
   Value q = body.getArgument(0), k = body.getArgument(1),
         v = body.getArgument(2), out = body.getArgument(3);
-  Value sq = body.getArgument(5), sk = body.getArgument(6),
-        hq = body.getArgument(7), hkv = body.getArgument(8);
+  // In chunks, the scratch buffer `states` follows out; then B, Sq, Sk, Hq
+  // and Hkv.
+  unsigned scalars = chunkRows ? 5 : 4;
+  Value states = chunkRows ? body.getArgument(4) : Value();
+  Value sq = body.getArgument(scalars + 1), sk = body.getArgument(scalars + 2),
+        hq = body.getArgument(scalars + 3), hkv = body.getArgument(scalars + 4);
   ValueRange shared = kernel.getWorkgroupAttributions();
   // `phis` holds phi(k) of the keys a fold stages, then phi(q) of the rows
   // a group writes; `values` V's slice of the keys staged, folded or beyond
   // the state; `beyond` (causal, rows > 1) phi(k) of the keys beyond it, in
   // rows of D + 1 (the scores read them a key a lane: no bank conflicts).
+  // The chunk states' kernel has the first four alone.
   Value state = shared[0], norm = shared[1], phis = shared[2],
-        scores = shared[3], values = shared[4];
+        values = shared[3];
+  Value scores = shared.size() > 4 ? shared[4] : Value();
   Value beyond = shared.size() > 5 ? shared[5] : Value();
   int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
   int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value base =
-      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), m.constant(width));
+  // Block x is (chunk, slice) in chunks, else the slice.
+  Value blockX = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value slice = chunkRows
+                    ? arith::RemUIOp::create(b, loc, blockX, m.constant(slices))
+                    : blockX;
+  Value chunk = chunkRows
+                    ? arith::DivUIOp::create(b, loc, blockX, m.constant(slices))
+                          .getResult()
+                    : Value();
+  Value base = mul(slice, m.constant(width));
   Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
   Value kvHead = arith::DivUIOp::create(
@@ -179,13 +211,33 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
   auto insideDv = [&](Value e) -> Value {
     return dv % width ? ult(e, m.constant(dv)).getResult() : Value();
   };
-  forEachOwned(tid, stateSize, [&](Value x) {
-    memref::StoreOp::create(b, loc, zero, state, x);
-  });
-  forEachOwned(tid, normSize, [&](Value x) {
-    memref::StoreOp::create(b, loc, zero, norm, x);
-  });
-  barrier();
+  // Entry x of the state (x < D width) or the normalizer (D width + f) of
+  // the block's slice of whole key chunk c in `states`: [B, Hkv, whole
+  // chunks, slices, D width + D] (a state depends on the KV head only).
+  Value wholeChunks =
+      chunkRows ? arith::DivUIOp::create(b, loc, sk, m.constant(chunkRows))
+                      .getResult()
+                : Value();
+  auto chunkEntry = [&](Value c, Value x) {
+    int64_t sliceSize = d * width + d;
+    Value at = m.add(mul(m.add(mul(batch, hkv), kvHead), wholeChunks), c);
+    return m.add(m.add(mul(at, m.constant(slices * sliceSize)),
+                       mul(slice, m.constant(sliceSize))),
+                 x);
+  };
+  // `body` on each entry of the state and normalizer the thread owns (those
+  // a fold adds to): its entry in a chunk's state (D width + f for the
+  // normalizer's f), its buffer and its index there.
+  auto forEachOwnedEntry = [&](function_ref<void(Value, Value, Value)> body) {
+    forEachOwned(tid, stateSize, [&](Value x) { body(x, state, x); });
+    forEachOwned(tid, normSize,
+                 [&](Value f) { body(m.add(stateSize, f), norm, f); });
+  };
+  auto zeroOwned = [&] {
+    forEachOwnedEntry([&](Value, Value buffer, Value at) {
+      memref::StoreOp::create(b, loc, zero, buffer, at);
+    });
+  };
 
   // phi(k) of keys [first, first + count) (count <= capacity) into
   // `buffer` in rows of `stride`, and V's slice of them into values in rows
@@ -217,7 +269,7 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
   // [rows, D] and V's slice [rows, width] staged, a barrier, each thread
   // adding them to the entries it owns, a barrier.
   auto foldKeys = [&](Value from, Value to) {
-    forEach(from, to, rows, [&](Value first) {
+    forEach(from, to, m.constant(rows), [&](Value first) {
       Value count =
           arith::MinSIOp::create(b, loc, m.constant(rows), m.sub(to, first));
       stageKeys(first, count, phis, rows, d);
@@ -344,21 +396,80 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
     });
   };
 
+  // The whole key chunks the chunk of rows from `firstRow` starts from: those
+  // its first row sees (all, without a mask).
+  auto chunksSeen = [&](Value firstRow) -> Value {
+    if (!causal)
+      return wholeChunks;
+    return arith::DivUIOp::create(b, loc, seen(firstRow),
+                                  m.constant(chunkRows));
+  };
+  if (kind == LinearKernel::ChunkStates) {
+    // The query heads of a KV head share its states: its first computes
+    // them. The grid's chunks of rows take the key chunks the last one
+    // starts from in turn.
+    Value group = arith::DivUIOp::create(b, loc, hq, hkv);
+    Value first =
+        m.eq(arith::RemUIOp::create(b, loc, head, group), m.constant(0));
+    guarded(first, [&] {
+      Value gridChunks =
+          arith::CeilDivUIOp::create(b, loc, sq, m.constant(chunkRows));
+      Value needed = chunksSeen(
+          mul(m.sub(gridChunks, m.constant(1)), m.constant(chunkRows)));
+      forEach(chunk, needed, gridChunks, [&](Value c) {
+        // Each thread folds into and reads the entries it owns alone: the
+        // fold's barriers keep the staging buffers.
+        zeroOwned();
+        Value from = mul(c, m.constant(chunkRows));
+        foldKeys(from, m.add(from, m.constant(chunkRows)));
+        forEachOwnedEntry([&](Value x, Value buffer, Value at) {
+          memref::StoreOp::create(b, loc, load(buffer, at), states,
+                                  chunkEntry(c, x));
+        });
+      });
+    });
+    gpu::ReturnOp::create(b, loc);
+    return;
+  }
+
+  // The block's rows [firstRow, endRow), from the state of the keys before
+  // `folded`: in chunks, the sum of the whole key chunks' states its first
+  // row sees (all, without a mask), else none.
+  Value firstRow = m.constant(0), endRow = sq, folded = m.constant(0);
+  if (chunkRows) {
+    firstRow = mul(chunk, m.constant(chunkRows));
+    endRow = arith::MinSIOp::create(b, loc,
+                                    m.add(firstRow, m.constant(chunkRows)), sq);
+    Value seenChunks = chunksSeen(firstRow);
+    forEachOwnedEntry([&](Value x, Value buffer, Value at) {
+      Value total =
+          sum(m.constant(0), seenChunks, zero, [&](Value c, ValueRange acc) {
+            return SmallVector<Value>{
+                add(acc[0], load(states, chunkEntry(c, x)))};
+          })[0];
+      memref::StoreOp::create(b, loc, total, buffer, at);
+    });
+    folded = mul(seenChunks, m.constant(chunkRows));
+  } else {
+    zeroOwned();
+  }
+  // No barrier: each thread sets the entries a fold adds to, and a barrier
+  // follows every staging before another thread reads them.
   if (!causal)
-    foldKeys(m.constant(0), sk);
+    foldKeys(folded, sk);
   // Each group: [fold the keys its first row sees,] stage its phi(q) [and
   // the keys its later rows see beyond the state], a barrier[, its scores,
   // a barrier], write it, a barrier (before the next group's fold and
   // staging overwrite what it read).
   scf::ForOp::create(
-      b, loc, m.constant(0), sq, m.constant(rows), ValueRange{m.constant(0)},
-      [&](OpBuilder &lb, Location, Value first, ValueRange folded) {
+      b, loc, firstRow, endRow, m.constant(rows), ValueRange{folded},
+      [&](OpBuilder &lb, Location, Value first, ValueRange carried) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(lb.getInsertionBlock(), lb.getInsertionPoint());
-        Value next = folded[0];
+        Value next = carried[0];
         if (causal) {
-          next = arith::MaxSIOp::create(b, loc, folded[0], seen(first));
-          foldKeys(folded[0], next);
+          next = arith::MaxSIOp::create(b, loc, carried[0], seen(first));
+          foldKeys(carried[0], next);
         }
         stageQueries(first);
         if (beyond)
@@ -376,9 +487,26 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel) {
   gpu::ReturnOp::create(b, loc);
 }
 
+/// The rows (and keys) of a chunk of a linear attention whose slices, heads
+/// and batch entries make `blocks` blocks, for `seq` query rows written
+/// `rows` at a time: chunks while a GPU wants more blocks, each a whole
+/// number of groups and at least kMinChunkRows rows; 0 for none.
+static int64_t linearChunkRows(int64_t blocks, int64_t seq, int64_t rows) {
+  if (ShapedType::isDynamic(blocks) || blocks >= kBlocksToFill)
+    return 0;
+  int64_t chunkRows =
+      ShapedType::isDynamic(seq)
+          ? kDynamicChunkRows
+          : std::max<int64_t>(
+                llvm::divideCeil(seq, llvm::divideCeil(kBlocksToFill, blocks)),
+                kMinChunkRows);
+  chunkRows = int64_t(llvm::alignTo(chunkRows, rows));
+  return ShapedType::isDynamic(seq) || chunkRows < seq ? chunkRows : 0;
+}
+
 /// The linear-attention kernel of `func` ((q, k, v, out) returning one
 /// attn.linear_attention): one block per (slice of Dv, query head, batch
-/// entry).
+/// entry[, chunk of rows]).
 LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
                                                        LinearAttentionOp op,
                                                        int64_t minBlocksPerSM) {
@@ -397,8 +525,8 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
   if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
     return fail("head dims must be static");
   // In f32: the state [D, width], the normalizer [D], phi(k) or phi(q)
-  // [rows, D], a group's scores [rows, rows], V's slice of the staged keys
-  // [rows, width] and [beyond], each buffer on a 16-byte boundary.
+  // [rows, D], V's slice of the staged keys [rows, width], a group's scores
+  // [rows, rows] and [beyond], each buffer on a 16-byte boundary.
   auto floats = [](int64_t n) { return int64_t(llvm::alignTo(n, 4)); };
   int64_t rows = linearRows(d);
   // Causal with rows > 1: phi(k) of the keys beyond the state too, [rows -
@@ -422,8 +550,9 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
   auto q = cast<ShapedType>(op.getQuery().getType());
   int64_t batch = q.getDimSize(0),
           heads = q.getDimSize(getHeadDimPos(op.getLayout()));
-  if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(heads) &&
-      batch * heads > 0)
+  bool staticBlocks = !ShapedType::isDynamic(batch) &&
+                      !ShapedType::isDynamic(heads) && batch * heads > 0;
+  if (staticBlocks)
     slices = std::max(
         slices,
         std::min<int64_t>(llvm::divideCeil(kBlocksToFill, batch * heads),
@@ -438,19 +567,59 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
             ctx, gpu::GPUDialect::getWorkgroupAddressSpace()));
   };
   SmallVector<Type> buffers = {shared(d * width), shared(d), shared(rows * d),
-                               shared(rows * rows), shared(rows * width)};
+                               shared(rows * width), shared(rows * rows)};
   if (beyond)
     buffers.push_back(shared(beyondSize));
-  gpu::GPUFuncOp kernel = createKernel(
-      func, func.getSymName(), gpu::GPUModuleOp(), buffers, kLinearThreads);
-  if (failed(boundBlocksPerSM(op, kernel, kLinearThreads, minBlocksPerSM)))
-    return failure();
+  // Chunks of rows while the slices, heads and batch entries are too few
+  // blocks to fill a GPU: each chunk's keys fold into a state of their own,
+  // in parallel, that the later chunks start from.
+  int64_t chunkRows = linearChunkRows(
+      staticBlocks ? batch * heads * slices : ShapedType::kDynamic,
+      q.getDimSize(getSeqDimPos(op.getLayout())), rows);
+  SmallVector<Type> elements;
+  if (chunkRows) {
+    elements =
+        llvm::to_vector(llvm::map_range(func.getArgumentTypes(), [](Type t) {
+          return getElementTypeOrSelf(t);
+        }));
+    elements.push_back(Float32Type::get(ctx));
+  }
   OpBuilder b(ctx);
-  LinearKernelBuilder(b, func.getLoc(), op, width, rows).build(kernel);
-  // A block per (slice, head, batch entry): block rows past any sequence.
-  KernelLaunch launch{kernel, kLinearThreads};
-  launch.columnBlocks = slices;
-  replaceWithKernelLaunches(func, {launch}, op.getLayout(),
-                            /*blockRows=*/int64_t(1) << 40);
+  SmallVector<KernelLaunch> launches;
+  auto addKernel = [&](StringRef name, LinearKernel kind) -> LogicalResult {
+    gpu::GPUFuncOp kernel = createKernel(
+        func, name,
+        launches.empty()
+            ? gpu::GPUModuleOp()
+            : launches.front().kernel->getParentOfType<gpu::GPUModuleOp>(),
+        kind == LinearKernel::ChunkStates ? ArrayRef(buffers).take_front(4)
+                                          : ArrayRef(buffers),
+        kLinearThreads, elements);
+    if (failed(boundBlocksPerSM(op, kernel, kLinearThreads, minBlocksPerSM)))
+      return failure();
+    LinearKernelBuilder(b, func.getLoc(), op, width, rows, slices, chunkRows)
+        .build(kernel, kind);
+    KernelLaunch &launch =
+        launches.emplace_back(KernelLaunch{kernel, kLinearThreads});
+    launch.columnBlocks = slices;
+    return success();
+  };
+  std::string name = func.getSymName().str();
+  if ((chunkRows &&
+       failed(addKernel(name + "_chunk_states", LinearKernel::ChunkStates))) ||
+      failed(addKernel(name, LinearKernel::Rows)))
+    return failure();
+  if (!chunkRows) {
+    // A block per (slice, head, batch entry): block rows past any sequence.
+    replaceWithKernelLaunches(func, launches, op.getLayout(),
+                              /*blockRows=*/int64_t(1) << 40);
+    return success();
+  }
+  // The states of B Hkv floor(Sk / chunkRows) chunks, each slices (D width
+  // + D) floats: a width per row of k (B Sk Hkv) holds them.
+  LaunchScratch states{
+      1, int64_t(llvm::divideCeil(slices * (d * width + d), chunkRows))};
+  replaceWithKernelLaunches(func, launches, op.getLayout(), chunkRows,
+                            /*packedHeads=*/1, /*split=*/nullptr, &states);
   return success();
 }
