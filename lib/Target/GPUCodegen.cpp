@@ -43,8 +43,7 @@ llvm::Error mlir::attn::checkGPUTarget(const GPUTargetOptions &options) {
 }
 
 const GPULaunch &GPUKernelBinary::attention() const {
-  return *llvm::find_if(launches,
-                        [](const GPULaunch &l) { return l.isAttention(); });
+  return launches[attentionLaunch];
 }
 
 namespace {
@@ -54,6 +53,7 @@ struct LoweredKernel {
   std::string ptx;
   std::vector<GPUScratch> scratch;
   std::vector<GPULaunch> launches;
+  size_t attentionLaunch = 0;
 };
 } // namespace
 
@@ -148,10 +148,15 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
     }
     lowered.launches.push_back(std::move(plan));
   }
-  // One attention launch, or two: the tensor cores' and the exact kernel
-  // that redoes the blocks they defer.
-  return success(llvm::any_of(
-      lowered.launches, [](const GPULaunch &l) { return l.isAttention(); }));
+  // The attention's own kernel is named after the host function; around it
+  // may run the exact kernel that redoes the blocks the tensor cores defer,
+  // split-K's combine kernel, projections or linear attention's chunk
+  // states.
+  auto attention = llvm::find_if(lowered.launches, [&](const GPULaunch &l) {
+    return l.isAttention() && l.function == host.getSymName();
+  });
+  lowered.attentionLaunch = attention - lowered.launches.begin();
+  return success(attention != lowered.launches.end());
 }
 
 /// The kernel of `name` lowered to PTX.
@@ -384,6 +389,7 @@ static FailureOr<GPUKernelBinary> compileOnce(func::FuncOp func, StringRef name,
   binary.chip = options.chip;
   binary.scratch = std::move(ptx->scratch);
   binary.launches = std::move(ptx->launches);
+  binary.attentionLaunch = ptx->attentionLaunch;
   if (failed(assemble(func, binary, options)))
     return failure();
   for (const GPULaunch &launch : binary.launches)

@@ -45,7 +45,8 @@ struct GPUBuffer {
 };
 
 /// Device memory a kernel needs between its launches (the projected
-/// operands of a multi-head or additive attention): rows x `width` elements
+/// operands of a multi-head or additive attention, split-K's partial rows,
+/// linear attention's chunk states): rows x `width` elements
 /// of `elementBytes`, the rows being those of operand `rowsOf` (its elements
 /// over its last dim) or, when that is -1, the size of symbol `rowsSymbol`.
 struct GPUScratch {
@@ -115,16 +116,19 @@ theoreticalOccupancy(StringRef chip, const GPUFunctionResources &function,
 /// share. A plain attention is one launch of the gpu.func named after the
 /// kernel, with the kernel's operands; on tensor cores under a per-row mask,
 /// a second one, `NAME_exact`, redoes the blocks whose V holds NaN or Inf
-/// where the first would carry it to rows that do not see its key.
+/// where the first would carry it to rows that do not see its key. Split-K,
+/// projections and linear attention's chunks add launches around it.
 struct GPUKernelBinary {
   std::string ptx, cubin, chip;
   std::vector<GPUScratch> scratch;
   std::vector<GPULaunch> launches;
   /// Each entry function's registers, shared memory and spills.
   std::vector<GPUFunctionResources> resources;
+  /// The launch of the attention's own kernel (named after the kernel).
+  size_t attentionLaunch = 0;
   /// The resources of `function`, if ptxas reported it.
   const GPUFunctionResources *resourcesOf(StringRef function) const;
-  /// The first launch that computes the attention.
+  /// The launch of the attention's own kernel.
   const GPULaunch &attention() const;
 };
 
