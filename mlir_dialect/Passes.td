@@ -513,8 +513,9 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     a GPU, the rows come in chunks (`attn.block_rows` each): a first kernel,
     `@name_chunk_states`, folds each whole chunk of as many keys into a
     state of its own, in a scratch buffer (`gpu.alloc`, tagged
-    `attn.rows_of` and `attn.width`), and each chunk of rows starts from
-    the sum of the states of the key chunks its first row sees.
+    `attn.rows_of` and `attn.width`), a second, `@name_chunk_prefixes`,
+    adds to each those before it, and each chunk of rows starts from the
+    prefix of the key chunks its first row sees.
 
     A kernel function taking the operands of one
     `attn.multi_head_attention` or `attn.additive_attention` in order keeps

@@ -679,12 +679,13 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // group's scores [16 * 16]; phi(k) of the keys beyond the state [15 * (D +
 // 1)]. The host allocates the chunks' states, 3 floats per row of k (B Sk
 // Hkv rows hold B Hkv floor(Sk / 256) chunks of 2 slices of D * 16 + D
-// floats), and launches two kernels over the same grid. The first (only the
-// first query head of each KV head) folds each chunk of 256 keys that the
-// last chunk's first row sees into a state of its own, the grid's chunks
-// taking them in turn, and stores it.
-// The second starts from the sum of the states of the whole chunks its
-// chunk's first row sees, and per group of its rows: fold the keys its
+// floats), and launches three kernels over the same grid. The first (only
+// the first query head of each KV head) folds each chunk of 256 keys that
+// the last chunk's first row sees into a state of its own, the grid's
+// chunks taking them in turn, and stores it. The second (likewise) adds to
+// each chunk's state those before it, each block a share of the entries.
+// The third starts from the prefix sum of the whole chunks its chunk's
+// first row sees, and per group of its rows: fold the keys its
 // first row sees 16 at a time (stage phi(k) and V, a barrier, add them to
 // the entries each thread owns, a barrier), stage its phi(q) and the keys
 // its later rows see beyond those, a barrier, score those, a barrier, write
@@ -697,6 +698,9 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK: %[[CHUNKS:.+]] = arith.ceildivui %{{.+}}, %c256 : index
 // CHECK: %[[X:.+]] = arith.muli %[[CHUNKS]], %c2 : index
 // CHECK: gpu.launch_func @linear_kernels::@linear_chunk_states blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
+// CHECK-SAME: %[[STATES]] : memref<?xf32>
+// CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64
+// CHECK-NEXT: gpu.launch_func @linear_kernels::@linear_chunk_prefixes blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
 // CHECK-SAME: %[[STATES]] : memref<?xf32>
 // CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64
 // CHECK-NEXT: gpu.launch_func @linear_kernels::@linear blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
@@ -728,6 +732,24 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK: memref.load %[[CZ]]
 // CHECK: memref.store %{{.+}}, %arg4
 // CHECK: gpu.return
+// CHECK-LABEL: gpu.func @linear_chunk_prefixes
+// CHECK-NOT: workgroup
+// CHECK: %[[PCHUNK:.+]] = arith.divui %block_id_x, %c2 : index
+// CHECK: scf.if
+// CHECK: %[[PGRID:.+]] = arith.ceildivui %arg6, %c256 : index
+// CHECK: %[[PNEEDED:.+]] = arith.divui %{{.+}}, %c256 : index
+// CHECK: %[[SHARE:.+]] = arith.ceildivui %c272, %[[PGRID]] : index
+// CHECK: %[[PFROM:.+]] = arith.muli %[[PCHUNK]], %[[SHARE]] : index
+// CHECK: %[[PEND:.+]] = arith.addi %[[PFROM]], %[[SHARE]] : index
+// CHECK: %[[PTO:.+]] = arith.minsi %[[PEND]], %c272 : index
+// CHECK: %[[PFIRST:.+]] = arith.addi %[[PFROM]], %thread_id_x : index
+// CHECK: scf.for %{{.+}} = %[[PFIRST]] to %[[PTO]] step %c128 {
+// CHECK: scf.for %{{.+}} = %c0 to %[[PNEEDED]] step %c1 iter_args(%[[RUNNING:.+]] = %{{.+}}) -> (f32) {
+// CHECK: %[[CHUNKSTATE:.+]] = memref.load %arg4
+// CHECK: %[[PREFIX:.+]] = arith.addf %[[RUNNING]], %[[CHUNKSTATE]] : f32
+// CHECK: memref.store %[[PREFIX]], %arg4
+// CHECK: scf.yield %[[PREFIX]] : f32
+// CHECK: gpu.return
 // CHECK-LABEL: gpu.func @linear(
 // CHECK-SAME: workgroup(%[[S:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[Z:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[PHIS:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[VALUES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[SCORES:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[BEYOND:[a-z0-9_]+]] : memref<255xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64})
 // CHECK: %[[SLICE:.+]] = arith.remui %block_id_x, %c2 : index
@@ -738,11 +760,13 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK: %[[ENDROW:.+]] = arith.minsi %[[CHUNKEND]], %arg6 : index
 // CHECK: %[[FIRSTSEEN:.+]] = arith.minsi %{{.+}}, %arg7 : index
 // CHECK: %[[SEENCHUNKS:.+]] = arith.divui %[[FIRSTSEEN]], %c256 : index
+// CHECK: %[[ATLEASTONE:.+]] = arith.maxsi %[[SEENCHUNKS]], %c1 : index
+// CHECK: %[[LAST:.+]] = arith.subi %[[ATLEASTONE]], %c1 : index
 // CHECK: scf.for %{{.+}} = %thread_id_x to %c256 step %c128 {
-// CHECK: scf.for %{{.+}} = %c0 to %[[SEENCHUNKS]] step %c1
+// CHECK: scf.for %{{.+}} = %[[LAST]] to %[[SEENCHUNKS]] step %c1
 // CHECK: memref.load %arg4
 // CHECK: memref.store %{{.+}}, %[[S]]
-// CHECK: scf.for %{{.+}} = %c0 to %[[SEENCHUNKS]] step %c1
+// CHECK: scf.for %{{.+}} = %[[LAST]] to %[[SEENCHUNKS]] step %c1
 // CHECK: memref.load %arg4
 // CHECK: memref.store %{{.+}}, %[[Z]]
 // CHECK-NOT: gpu.barrier

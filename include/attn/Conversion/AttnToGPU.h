@@ -22,8 +22,8 @@ namespace mlir::attn {
 /// `mmaKvTileSize` keys. A function (q, k, v, out) of one
 /// attn.linear_attention gets a block per (slice of Dv's columns, query head,
 /// batch entry[, chunk of rows]) that keeps its slice of the linear
-/// attention's state in shared memory, after a kernel that computes each
-/// chunk's own state when there are chunks. Fails with a
+/// attention's state in shared memory, after kernels that compute each
+/// chunk's own state and their prefix sums when there are chunks. Fails with a
 /// diagnostic on an attention the GPU path does not take.
 LogicalResult convertAttentionToGPU(func::FuncOp func,
                                     const ConvertAttnToGPUOptions &options);

@@ -132,7 +132,7 @@ LogicalResult boundBlocksPerSM(Operation *op, gpu::GPUFuncOp kernel,
 /// A kernel function (q, k, v, out) of one attn.linear_attention `op`: one
 /// block per (slice of Dv's columns, query head, batch entry[, chunk of
 /// rows]) keeping its slice of the state in shared memory, the chunks'
-/// states first computed by a kernel of their own
+/// states and their prefix sums first computed by kernels of their own
 /// (LinearAttentionKernel.cpp), `minBlocksPerSM` of them an SM.
 LogicalResult convertLinearAttentionToGPU(func::FuncOp func,
                                           LinearAttentionOp op,

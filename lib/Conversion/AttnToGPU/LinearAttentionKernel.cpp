@@ -39,6 +39,9 @@ enum class LinearKernel {
   /// The state of each whole chunk of `chunkRows` keys, alone, into the
   /// scratch buffer `states`.
   ChunkStates,
+  /// Each chunk's state in `states` plus those before it (a prefix sum over
+  /// the chunks, each block taking a share of the entries).
+  ChunkPrefixes,
   /// The output rows (of the block's chunk).
   Rows,
 };
@@ -48,8 +51,8 @@ enum class LinearKernel {
 /// and writes the rows `rows` at a time as phi(q_i) S / phi(q_i) z, their
 /// phi(q) staged in shared memory. Keys fold into the state `rows` at a
 /// time, their phi(k) and V's slice staged in shared memory first. In
-/// chunks, a block starts from the sum of the states of the key chunks its
-/// chunk's first row sees (all, without a mask), from `states`. Without a
+/// chunks, a block starts from the prefix sum (in `states`) of the key
+/// chunks its chunk's first row sees (all, without a mask). Without a
 /// mask it then folds every other key. Causal, a group of rows is written
 /// from the state of the keys its first row sees plus, for the keys the
 /// later rows see beyond those (fewer than `rows`), the group's own scores
@@ -126,11 +129,13 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel, LinearKernel kind) {
   // a group writes; `values` V's slice of the keys staged, folded or beyond
   // the state; `beyond` (causal, rows > 1) phi(k) of the keys beyond it, in
   // rows of D + 1 (the scores read them a key a lane: no bank conflicts).
-  // The chunk states' kernel has the first four alone.
-  Value state = shared[0], norm = shared[1], phis = shared[2],
-        values = shared[3];
-  Value scores = shared.size() > 4 ? shared[4] : Value();
-  Value beyond = shared.size() > 5 ? shared[5] : Value();
+  // The chunk states' kernel has the first four alone, the prefix sums'
+  // none.
+  auto sharedAt = [&](size_t i) {
+    return i < shared.size() ? shared[i] : Value();
+  };
+  Value state = sharedAt(0), norm = sharedAt(1), phis = sharedAt(2),
+        values = sharedAt(3), scores = sharedAt(4), beyond = sharedAt(5);
   int64_t d = cast<ShapedType>(op.getQuery().getType()).getDimSize(3);
   int64_t dv = cast<ShapedType>(op.getValue().getType()).getDimSize(3);
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -404,10 +409,9 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel, LinearKernel kind) {
     return arith::DivUIOp::create(b, loc, seen(firstRow),
                                   m.constant(chunkRows));
   };
-  if (kind == LinearKernel::ChunkStates) {
+  if (kind != LinearKernel::Rows) {
     // The query heads of a KV head share its states: its first computes
-    // them. The grid's chunks of rows take the key chunks the last one
-    // starts from in turn.
+    // them, the key chunks the grid's last chunk of rows starts from.
     Value group = arith::DivUIOp::create(b, loc, hq, hkv);
     Value first =
         m.eq(arith::RemUIOp::create(b, loc, head, group), m.constant(0));
@@ -416,15 +420,35 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel, LinearKernel kind) {
           arith::CeilDivUIOp::create(b, loc, sq, m.constant(chunkRows));
       Value needed = chunksSeen(
           mul(m.sub(gridChunks, m.constant(1)), m.constant(chunkRows)));
-      forEach(chunk, needed, gridChunks, [&](Value c) {
-        // Each thread folds into and reads the entries it owns alone: the
-        // fold's barriers keep the staging buffers.
-        zeroOwned();
-        Value from = mul(c, m.constant(chunkRows));
-        foldKeys(from, m.add(from, m.constant(chunkRows)));
-        forEachOwnedEntry([&](Value x, Value buffer, Value at) {
-          memref::StoreOp::create(b, loc, load(buffer, at), states,
-                                  chunkEntry(c, x));
+      if (kind == LinearKernel::ChunkStates) {
+        // The grid's chunks of rows take them in turn.
+        forEach(chunk, needed, gridChunks, [&](Value c) {
+          // Each thread folds into and reads the entries it owns alone: the
+          // fold's barriers keep the staging buffers.
+          zeroOwned();
+          Value from = mul(c, m.constant(chunkRows));
+          foldKeys(from, m.add(from, m.constant(chunkRows)));
+          forEachOwnedEntry([&](Value x, Value buffer, Value at) {
+            memref::StoreOp::create(b, loc, load(buffer, at), states,
+                                    chunkEntry(c, x));
+          });
+        });
+        return;
+      }
+      // The prefix sums: each block a share of the entries, each thread
+      // one entry at a time through every chunk.
+      int64_t entries = d * width + d;
+      Value share =
+          arith::CeilDivUIOp::create(b, loc, m.constant(entries), gridChunks);
+      Value from = mul(chunk, share);
+      Value to = arith::MinSIOp::create(b, loc, m.add(from, share),
+                                        m.constant(entries));
+      forEachOwned(m.add(from, tid), to, [&](Value x) {
+        sum(m.constant(0), needed, zero, [&](Value c, ValueRange acc) {
+          Value at = chunkEntry(c, x);
+          Value total = add(acc[0], load(states, at));
+          memref::StoreOp::create(b, loc, total, states, at);
+          return SmallVector<Value>{total};
         });
       });
     });
@@ -433,7 +457,7 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel, LinearKernel kind) {
   }
 
   // The block's rows [firstRow, endRow), from the state of the keys before
-  // `folded`: in chunks, the sum of the whole key chunks' states its first
+  // `folded`: in chunks, the prefix sum of the whole key chunks its first
   // row sees (all, without a mask), else none.
   Value firstRow = m.constant(0), endRow = sq, folded = m.constant(0);
   if (chunkRows) {
@@ -441,12 +465,14 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel, LinearKernel kind) {
     endRow = arith::MinSIOp::create(b, loc,
                                     m.add(firstRow, m.constant(chunkRows)), sq);
     Value seenChunks = chunksSeen(firstRow);
+    // That of chunk seenChunks - 1, if any.
+    Value last =
+        m.sub(arith::MaxSIOp::create(b, loc, seenChunks, m.constant(1)),
+              m.constant(1));
     forEachOwnedEntry([&](Value x, Value buffer, Value at) {
-      Value total =
-          sum(m.constant(0), seenChunks, zero, [&](Value c, ValueRange acc) {
-            return SmallVector<Value>{
-                add(acc[0], load(states, chunkEntry(c, x)))};
-          })[0];
+      Value total = sum(last, seenChunks, zero, [&](Value c, ValueRange acc) {
+        return SmallVector<Value>{add(acc[0], load(states, chunkEntry(c, x)))};
+      })[0];
       memref::StoreOp::create(b, loc, total, buffer, at);
     });
     folded = mul(seenChunks, m.constant(chunkRows));
@@ -592,8 +618,9 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
         launches.empty()
             ? gpu::GPUModuleOp()
             : launches.front().kernel->getParentOfType<gpu::GPUModuleOp>(),
-        kind == LinearKernel::ChunkStates ? ArrayRef(buffers).take_front(4)
-                                          : ArrayRef(buffers),
+        kind == LinearKernel::Rows          ? ArrayRef(buffers)
+        : kind == LinearKernel::ChunkStates ? ArrayRef(buffers).take_front(4)
+                                            : ArrayRef<Type>(),
         kLinearThreads, elements);
     if (failed(boundBlocksPerSM(op, kernel, kLinearThreads, minBlocksPerSM)))
       return failure();
@@ -606,7 +633,9 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
   };
   std::string name = func.getSymName().str();
   if ((chunkRows &&
-       failed(addKernel(name + "_chunk_states", LinearKernel::ChunkStates))) ||
+       (failed(addKernel(name + "_chunk_states", LinearKernel::ChunkStates)) ||
+        failed(addKernel(name + "_chunk_prefixes",
+                         LinearKernel::ChunkPrefixes)))) ||
       failed(addKernel(name, LinearKernel::Rows)))
     return failure();
   if (!chunkRows) {
