@@ -151,7 +151,7 @@ static LogicalResult readLaunches(func::FuncOp host, LoweredKernel &lowered) {
   // The attention's own kernel is named after the host function; around it
   // may run the exact kernel that redoes the blocks the tensor cores defer,
   // split-K's combine kernel, projections or linear attention's chunk
-  // states.
+  // states and prefix sums.
   auto attention = llvm::find_if(lowered.launches, [&](const GPULaunch &l) {
     return l.isAttention() && l.function == host.getSymName();
   });
