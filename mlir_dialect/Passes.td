@@ -510,9 +510,10 @@ def ConvertAttnToGPU : Pass<"attn-convert-to-gpu", "ModuleOp"> {
     each thread owning entries of them: it folds every key and then writes
     its rows, or, causal, walks its rows folding the keys each newly sees
     (linear in Sq + Sk). While static B and Hq make too few blocks to fill
-    a GPU, the rows come in chunks (`attn.block_rows` each): a first kernel,
-    `@name_chunk_states`, folds each whole chunk of as many keys into a
-    state of its own, in a scratch buffer (`gpu.alloc`, tagged
+    a GPU (and Hkv is static), the rows come in chunks (`attn.block_rows`
+    each): a first kernel, `@name_chunk_states`, a block per KV head
+    (`attn.packed_heads` = Hq / Hkv), folds each whole chunk of as many
+    keys into a state of its own, in a scratch buffer (`gpu.alloc`, tagged
     `attn.rows_of` and `attn.width`), a second, `@name_chunk_prefixes`,
     adds to each those before it, and each chunk of rows starts from the
     prefix of the key chunks its first row sees.

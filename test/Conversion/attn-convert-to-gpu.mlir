@@ -679,11 +679,12 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // group's scores [16 * 16]; phi(k) of the keys beyond the state [15 * (D +
 // 1)]. The host allocates the chunks' states, 3 floats per row of k (B Sk
 // Hkv rows hold B Hkv floor(Sk / 256) chunks of 2 slices of D * 16 + D
-// floats), and launches three kernels over the same grid. The first (only
-// the first query head of each KV head) folds each chunk of 256 keys that
-// the last chunk's first row sees into a state of its own, the grid's
-// chunks taking them in turn, and stores it. The second (likewise) adds to
-// each chunk's state those before it, each block a share of the entries.
+// floats), and launches three kernels over the same chunks and slices. The
+// first (a block per KV head: the 2 query heads share its states) folds
+// each chunk of 256 keys that the last chunk's first row sees into a state
+// of its own, the grid's chunks taking them in turn, and stores it. The
+// second (likewise) adds to each chunk's state those before it, each block
+// a share of the entries.
 // The third starts from the prefix sum of the whole chunks its chunk's
 // first row sees, and per group of its rows: fold the keys its
 // first row sees 16 at a time (stage phi(k) and V, a barrier, add them to
@@ -697,23 +698,21 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK: %[[STATES:.+]] = gpu.alloc (%[[SIZE]]) {attn.rows_of = 1 : i64, attn.width = 3 : i64} : memref<?xf32>
 // CHECK: %[[CHUNKS:.+]] = arith.ceildivui %{{.+}}, %c256 : index
 // CHECK: %[[X:.+]] = arith.muli %[[CHUNKS]], %c2 : index
-// CHECK: gpu.launch_func @linear_kernels::@linear_chunk_states blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
+// CHECK: gpu.launch_func @linear_kernels::@linear_chunk_states blocks in (%[[X]], %c1, %c1) threads in (%c128, %c1, %c1)
 // CHECK-SAME: %[[STATES]] : memref<?xf32>
-// CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64
-// CHECK-NEXT: gpu.launch_func @linear_kernels::@linear_chunk_prefixes blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
+// CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64, attn.packed_heads = 2 : i64
+// CHECK-NEXT: gpu.launch_func @linear_kernels::@linear_chunk_prefixes blocks in (%[[X]], %c1, %c1) threads in (%c128, %c1, %c1)
 // CHECK-SAME: %[[STATES]] : memref<?xf32>
-// CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64
+// CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64, attn.packed_heads = 2 : i64
 // CHECK-NEXT: gpu.launch_func @linear_kernels::@linear blocks in (%[[X]], %c2, %c1) threads in (%c128, %c1, %c1)
 // CHECK-SAME: %[[STATES]] : memref<?xf32>
-// CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64
+// CHECK-SAME: attn.block_rows = 256 : i64, attn.column_blocks = 2 : i64}
 // CHECK-NEXT: gpu.dealloc %[[STATES]]
 // CHECK-LABEL: gpu.func @linear_chunk_states
 // CHECK-SAME: workgroup(%[[CS:[a-z0-9_]+]] : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %[[CZ:[a-z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{[a-z0-9_]+}} : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{[a-z0-9_]+}} : memref<256xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK: %[[CSLICE:.+]] = arith.remui %block_id_x, %c2 : index
 // CHECK: %[[CCHUNK:.+]] = arith.divui %block_id_x, %c2 : index
-// CHECK: %[[INGROUP:.+]] = arith.remui %block_id_y, %{{.+}} : index
-// CHECK: %[[FIRSTHEAD:.+]] = arith.cmpi eq, %[[INGROUP]], %c0 : index
-// CHECK: scf.if %[[FIRSTHEAD]] {
+// CHECK-NOT: scf.if
 // CHECK: %[[GRIDCHUNKS:.+]] = arith.ceildivui %arg6, %c256 : index
 // CHECK: %[[LASTCHUNK:.+]] = arith.subi %[[GRIDCHUNKS]], %c1 : index
 // CHECK: %[[LASTROW:.+]] = arith.muli %[[LASTCHUNK]], %c256 : index
@@ -724,6 +723,8 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK: memref.store %{{.+}}, %[[CZ]]
 // CHECK-NOT: gpu.barrier
 // CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16 {
+// CHECK: %[[KVROWS:.+]] = arith.muli %block_id_z, %arg9 : index
+// CHECK: arith.addi %[[KVROWS]], %block_id_y : index
 // CHECK: gpu.barrier
 // CHECK: gpu.barrier
 // CHECK: }
@@ -735,7 +736,7 @@ func.func @block_mask(%q: tensor<1x2x?x32xf32>, %k: tensor<1x2x?x32xf32>,
 // CHECK-LABEL: gpu.func @linear_chunk_prefixes
 // CHECK-NOT: workgroup
 // CHECK: %[[PCHUNK:.+]] = arith.divui %block_id_x, %c2 : index
-// CHECK: scf.if
+// CHECK-NOT: scf.if
 // CHECK: %[[PGRID:.+]] = arith.ceildivui %arg6, %c256 : index
 // CHECK: %[[PNEEDED:.+]] = arith.divui %{{.+}}, %c256 : index
 // CHECK: %[[SHARE:.+]] = arith.ceildivui %c272, %[[PGRID]] : index

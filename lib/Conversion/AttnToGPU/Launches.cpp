@@ -88,6 +88,8 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
       gridX =
           arith::MulIOp::create(b, loc, gridX, m.constant(kernel.columnBlocks));
     Value gridY = heads;
+    if (kernel.packedHeads)
+      packed = kernel.packedHeads;
     if (packed > 1)
       gridY = arith::DivUIOp::create(b, loc, heads, m.constant(packed));
     SmallVector<Value> operands(kernelBuffers);

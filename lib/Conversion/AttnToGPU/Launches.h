@@ -65,6 +65,9 @@ struct KernelLaunch {
   /// Blocks that each compute a slice of Dv's columns of the same rows
   /// (linear attention): the grid's first dim times this.
   int64_t columnBlocks = 1;
+  /// Query heads a block serves, if not the host function's `packedHeads`
+  /// (0): linear attention's chunk kernels take a KV head a block.
+  int64_t packedHeads = 0;
 };
 
 /// The operands of `attention` a kernel takes, in its order: q, k, v,

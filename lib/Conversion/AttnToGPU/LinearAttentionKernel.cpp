@@ -33,8 +33,9 @@ static int64_t linearRows(int64_t d) {
 }
 
 namespace {
-/// The kernels of a linear attention, each a block per (query head, batch
-/// entry, slice of `width` columns of Dv[, chunk of `chunkRows` rows]).
+/// The kernels of a linear attention, each a block per (query head (KV head
+/// in the chunk kernels), batch entry, slice of `width` columns of Dv[, chunk
+/// of `chunkRows` rows]).
 enum class LinearKernel {
   /// The state of each whole chunk of `chunkRows` keys, alone, into the
   /// scratch buffer `states`.
@@ -149,10 +150,16 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel, LinearKernel kind) {
                           .getResult()
                     : Value();
   Value base = mul(slice, m.constant(width));
+  // Block y is the query head, or the KV head in the chunk kernels (a
+  // chunk's state depends on the KV head only).
   Value head = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
   Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  Value kvHead = arith::DivUIOp::create(
-      b, loc, head, arith::DivUIOp::create(b, loc, hq, hkv));
+  Value kvHead =
+      kind == LinearKernel::Rows
+          ? arith::DivUIOp::create(b, loc, head,
+                                   arith::DivUIOp::create(b, loc, hq, hkv))
+                .getResult()
+          : head;
   Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   Value stateSize = m.constant(d * width), normSize = m.constant(d);
   auto barrier = [&] { gpu::BarrierOp::create(b, loc); };
@@ -410,31 +417,25 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel, LinearKernel kind) {
                                   m.constant(chunkRows));
   };
   if (kind != LinearKernel::Rows) {
-    // The query heads of a KV head share its states: its first computes
-    // them, the key chunks the grid's last chunk of rows starts from.
-    Value group = arith::DivUIOp::create(b, loc, hq, hkv);
-    Value first =
-        m.eq(arith::RemUIOp::create(b, loc, head, group), m.constant(0));
-    guarded(first, [&] {
-      Value gridChunks =
-          arith::CeilDivUIOp::create(b, loc, sq, m.constant(chunkRows));
-      Value needed = chunksSeen(
-          mul(m.sub(gridChunks, m.constant(1)), m.constant(chunkRows)));
-      if (kind == LinearKernel::ChunkStates) {
-        // The grid's chunks of rows take them in turn.
-        forEach(chunk, needed, gridChunks, [&](Value c) {
-          // Each thread folds into and reads the entries it owns alone: the
-          // fold's barriers keep the staging buffers.
-          zeroOwned();
-          Value from = mul(c, m.constant(chunkRows));
-          foldKeys(from, m.add(from, m.constant(chunkRows)));
-          forEachOwnedEntry([&](Value x, Value buffer, Value at) {
-            memref::StoreOp::create(b, loc, load(buffer, at), states,
-                                    chunkEntry(c, x));
-          });
+    // The key chunks the grid's last chunk of rows starts from.
+    Value gridChunks =
+        arith::CeilDivUIOp::create(b, loc, sq, m.constant(chunkRows));
+    Value needed = chunksSeen(
+        mul(m.sub(gridChunks, m.constant(1)), m.constant(chunkRows)));
+    if (kind == LinearKernel::ChunkStates) {
+      // The grid's chunks of rows take them in turn.
+      forEach(chunk, needed, gridChunks, [&](Value c) {
+        // Each thread folds into and reads the entries it owns alone: the
+        // fold's barriers keep the staging buffers.
+        zeroOwned();
+        Value from = mul(c, m.constant(chunkRows));
+        foldKeys(from, m.add(from, m.constant(chunkRows)));
+        forEachOwnedEntry([&](Value x, Value buffer, Value at) {
+          memref::StoreOp::create(b, loc, load(buffer, at), states,
+                                  chunkEntry(c, x));
         });
-        return;
-      }
+      });
+    } else {
       // The prefix sums: each block a share of the entries, each thread
       // one entry at a time through every chunk.
       int64_t entries = d * width + d;
@@ -451,7 +452,7 @@ void LinearKernelBuilder::build(gpu::GPUFuncOp kernel, LinearKernel kind) {
           return SmallVector<Value>{total};
         });
       });
-    });
+    }
     gpu::ReturnOp::create(b, loc);
     return;
   }
@@ -598,9 +599,14 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
     buffers.push_back(shared(beyondSize));
   // Chunks of rows while the slices, heads and batch entries are too few
   // blocks to fill a GPU: each chunk's keys fold into a state of their own,
-  // in parallel, that the later chunks start from.
+  // in parallel, that the later chunks start from. The chunk kernels take a
+  // KV head a block, so its count must be static too.
+  int64_t kvHeads = cast<ShapedType>(op.getKey().getType())
+                        .getDimSize(getHeadDimPos(op.getLayout()));
   int64_t chunkRows = linearChunkRows(
-      staticBlocks ? batch * heads * slices : ShapedType::kDynamic,
+      staticBlocks && !ShapedType::isDynamic(kvHeads) && kvHeads > 0
+          ? batch * heads * slices
+          : ShapedType::kDynamic,
       q.getDimSize(getSeqDimPos(op.getLayout())), rows);
   SmallVector<Type> elements;
   if (chunkRows) {
@@ -629,6 +635,8 @@ LogicalResult gpu_codegen::convertLinearAttentionToGPU(func::FuncOp func,
     KernelLaunch &launch =
         launches.emplace_back(KernelLaunch{kernel, kLinearThreads});
     launch.columnBlocks = slices;
+    if (kind != LinearKernel::Rows)
+      launch.packedHeads = heads / kvHeads;
     return success();
   };
   std::string name = func.getSymName().str();
