@@ -19,6 +19,7 @@
 
 #include <cuda.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -466,7 +467,9 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned gridX,
     return CUDA_ERROR_INVALID_HANDLE;
   const Kernel &kernel = *reinterpret_cast<const Kernel *>(function);
   uint64_t threads = uint64_t(blockX) * blockY * blockZ;
-  if (extra || !gridX || !gridY || !gridZ || !threads || threads > 1024 ||
+  // A GPU's grid: at most 2^31 - 1 blocks in x, 65535 in y and z.
+  if (extra || !gridX || !gridY || !gridZ || gridX > INT32_MAX ||
+      gridY > 65535 || gridZ > 65535 || !threads || threads > 1024 ||
       (kernel.maxThreads && threads > kernel.maxThreads) ||
       (kernel.staticShared + sharedBytes > kSharedPerBlock &&
        sharedBytes > kernel.maxDynamicShared) ||

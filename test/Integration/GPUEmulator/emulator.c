@@ -93,7 +93,7 @@
 // CUBIN: cubin: load 209, no kernel image is available for execution on the device (the CUDA emulator runs PTX, not cubins: attn-compile --embed=ptx)
 // Dynamic shared memory beyond 48 KiB needs the function's opt-in
 // (cuFuncSetAttribute), up to an H100's 227 KiB; any other attribute is
-// refused (1: invalid value).
+// refused (1: invalid value), as is a grid beyond a GPU's.
 // LLVM emits shf.r.wrap for rotates (x urem 6 == 0, say): the four funnel
 // shifts against a C reference, shift amounts from 0 past 64.
 // FUNNEL: funnel: 128 results, 0 wrong
@@ -101,6 +101,7 @@
 // PERMUTE: permute: 64 results, 0 wrong
 // SCALARS: scalars: 64 results, 0 wrong
 // DYNAMIC: dynamic: 64 KiB 1, opt in 0, 64 KiB 0, 65 KiB 1, opt in 228 KiB 1, other attribute 1
+// DYNAMIC-NEXT: grid: x 2^31 1, y 65536 1, z 65536 1
 
 #include <cuda.h>
 #include <math.h>
@@ -651,6 +652,13 @@ int main(int argc, char **argv) {
            "KiB %d, other attribute %d\n",
            (int)before, (int)opt, (int)after, (int)beyond, (int)most,
            (int)other);
+    // A GPU's grid limits: 2^31 - 1 blocks in x, 65535 in y and z.
+    CUresult wideX =
+        cuLaunchKernel(f, 2147483648u, 1, 1, 32, 1, 1, 0, 0, params, 0);
+    CUresult wideY = cuLaunchKernel(f, 1, 65536, 1, 32, 1, 1, 0, 0, params, 0);
+    CUresult wideZ = cuLaunchKernel(f, 1, 1, 65536, 32, 1, 1, 0, 0, params, 0);
+    printf("grid: x 2^31 %d, y 65536 %d, z 65536 %d\n", (int)wideX, (int)wideY,
+           (int)wideZ);
     return after != CUDA_SUCCESS;
   }
   if (!strcmp(name, "branches")) {
