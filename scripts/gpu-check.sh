@@ -10,9 +10,21 @@
 # rest on the CPU, with LD_LIBRARY_PATH naming the emulator's libcuda).
 # A kernel that hangs (a deadlock would eat a whole GPU session) fails after
 # GPU_CHECK_KERNEL_TIMEOUT seconds (default 120), the torch part after
-# GPU_CHECK_TORCH_TIMEOUT (default 360). Reports and logs go to out/.
+# GPU_CHECK_TORCH_TIMEOUT (default 360), which still reports the variants
+# and floors it measured by then. Reports and logs go to out/.
+# The whole check keeps within GPU_CHECK_BUDGET seconds (default 450, so
+# that 8 minutes of a GPU session hold the copy of its results too): the
+# torch part and each profile get at most what is left of it.
 set -uo pipefail
 cd "$(dirname "$0")"
+budget="${GPU_CHECK_BUDGET:-450}"
+# within CAP: the seconds a step may take: what is left of the budget, CAP
+# at most (0: none left).
+within() {
+  local left=$((budget - SECONDS))
+  ((left < 0)) && left=0
+  echo $((left < $1 ? left : $1))
+}
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 # CC may carry flags (a sanitized build's tests pass clang -fsanitize=...).
 read -ra cc <<< "${CC:-cc}"
@@ -103,11 +115,17 @@ failures=$((failures + failed))
 if [[ ${GPU_CHECK_TORCH:-1} == 0 ]]; then
   torch=2
 else
-  timeout "${GPU_CHECK_TORCH_TIMEOUT:-360}" python3 gpu-check.py
-  torch=$?
-  if [[ $torch == 124 ]]; then
-    echo "gpu-check: the torch check timed out FAILED"
+  torch_timeout=$(within "${GPU_CHECK_TORCH_TIMEOUT:-360}")
+  if ((torch_timeout == 0)); then
+    echo "gpu-check: no time left of GPU_CHECK_BUDGET ($budget s) for the torch check FAILED"
     torch=1
+  else
+    timeout "$torch_timeout" python3 gpu-check.py
+    torch=$?
+    if [[ $torch == 124 ]]; then
+      echo "gpu-check: the torch check timed out after $torch_timeout s FAILED"
+      torch=1
+    fi
   fi
 fi
 [[ $torch == 2 ]] && echo "gpu-check: skipped the torch check and benchmark"
@@ -136,8 +154,13 @@ if [[ ${GPU_CHECK_PROFILE:-1} != 0 && -s floors.txt ]]; then
     [[ -z $name || $name == \#* ]] && continue
     [[ -n $cuobjdump ]] && "$cuobjdump" -sass "$name.cubin" > "out/$name.sass" 2>&1
     [[ -n $ncu ]] || continue
+    limit=$(within "${GPU_CHECK_PROFILE_TIMEOUT:-90}")
+    if ((limit == 0)); then
+      echo "gpu-check: no time left of GPU_CHECK_BUDGET ($budget s) to profile $name"
+      continue
+    fi
     spec=$(awk -v name="$name" '$1 == name { $1 = ""; print substr($0, 2) }' specs.txt)
-    timeout "${GPU_CHECK_PROFILE_TIMEOUT:-90}" "$ncu" --clock-control none \
+    timeout "$limit" "$ncu" --clock-control none \
       -k "regex:^$name\$" -c 1 --section SpeedOfLight --section LaunchStats \
       --section Occupancy --section SchedulerStats --section WarpStateStats \
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
