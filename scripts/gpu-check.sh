@@ -14,17 +14,20 @@
 # and floors it measured by then. Reports and logs go to out/.
 # The whole check keeps within GPU_CHECK_BUDGET seconds (default 450, so
 # that 8 minutes of a GPU session hold the copy of its results too): the
-# torch part and each profile get at most what is left of it.
+# torch part (leaving 60 s for the profiles) and each profile get at most
+# what is left of it.
 set -uo pipefail
 cd "$(dirname "$0")"
 budget="${GPU_CHECK_BUDGET:-450}"
-# within CAP: the seconds a step may take: what is left of the budget, CAP
-# at most (0: none left).
+# within CAP [KEEP]: the seconds a step may take: what is left of the
+# budget but KEEP seconds, CAP at most (0: none left).
 within() {
-  local left=$((budget - SECONDS))
+  local left=$((budget - SECONDS - ${2:-0}))
   ((left < 0)) && left=0
   echo $((left < $1 ? left : $1))
 }
+profiling=0
+[[ ${GPU_CHECK_PROFILE:-1} != 0 && -s floors.txt ]] && profiling=1
 cuda="${CUDA_HOME:-/usr/local/cuda}"
 # CC may carry flags (a sanitized build's tests pass clang -fsanitize=...).
 read -ra cc <<< "${CC:-cc}"
@@ -115,7 +118,7 @@ failures=$((failures + failed))
 if [[ ${GPU_CHECK_TORCH:-1} == 0 ]]; then
   torch=2
 else
-  torch_timeout=$(within "${GPU_CHECK_TORCH_TIMEOUT:-360}")
+  torch_timeout=$(within "${GPU_CHECK_TORCH_TIMEOUT:-360}" $((profiling * 60)))
   if ((torch_timeout == 0)); then
     echo "gpu-check: no time left of GPU_CHECK_BUDGET ($budget s) for the torch check FAILED"
     torch=1
@@ -147,7 +150,7 @@ find_tool() {
 }
 headline="Duration|Compute \(SM\) Throughput|Memory Throughput|Achieved Occupancy"
 headline+="|Issue Slots Busy|No Eligible|Registers Per Thread"
-if [[ ${GPU_CHECK_PROFILE:-1} != 0 && -s floors.txt ]]; then
+if ((profiling)); then
   ncu=$(find_tool ncu) || echo "gpu-check: no ncu here: no profiles"
   cuobjdump=$(find_tool cuobjdump) || echo "gpu-check: no cuobjdump here: no SASS"
   while read -r name _; do
