@@ -391,6 +391,37 @@ private:
 
   void buildFma(gpu::GPUFuncOp kernel);
   void buildMma(gpu::GPUFuncOp kernel);
+  /// The tensor-core kernel's phases (TensorCoreKernel.cpp), which share an
+  /// MmaKernel: this lane's rows and Q, then per key tile its logits, the
+  /// online softmax and O += P V, and last the output.
+  struct MmaKernel;
+  void placeMmaRows(MmaKernel &k);
+  void loadQuery(MmaKernel &k);
+  /// The indices of Q's A fragment (rb, ks) of this lane in shared memory.
+  SmallVector<Value> queryFragmentIndices(const MmaKernel &k, int64_t rb,
+                                          int64_t ks);
+  Value loadQueryFragment(const MmaKernel &k, int64_t rb, int64_t ks);
+  void prepareKeyPadding(MmaKernel &k);
+  /// Starts the cp.async copies of the key tile from `tileStart` into buffer
+  /// `slot`, unless it lies past the keys or the masks hide it.
+  void fetchMmaTile(const MmaKernel &k, Value tileStart, Value slot);
+  /// Waits for this thread's copies, then for the block's.
+  void landMmaTile();
+  /// The base-2 logits of one key tile (see MmaKernel::logitAt).
+  SmallVector<Value> mmaLogits(const MmaKernel &k, Value tileStart, Value slot,
+                               bool whole);
+  /// The online softmax of one tile: the new maxima and sums into `next`,
+  /// each row's rescale factor into `alpha` and P as A fragments into
+  /// `probFrags`.
+  void mmaSoftmax(const MmaKernel &k, ValueRange state, ArrayRef<Value> logits,
+                  MutableArrayRef<Value> next, SmallVectorImpl<Value> &alpha,
+                  SmallVectorImpl<Value> &probFrags);
+  /// The output fragments (and sums by MMA) of `next`: `state`'s rescaled
+  /// by `alpha`, plus P V of the tile in buffer `slot`.
+  void accumulateValues(const MmaKernel &k, ValueRange state,
+                        ArrayRef<Value> alpha, ArrayRef<Value> probFrags,
+                        Value slot, MutableArrayRef<Value> next);
+  void storeMmaOutput(const MmaKernel &k, scf::ForOp tiles);
   /// The combine kernel of a split (SplitKeysKernel.cpp): arguments (the
   /// partial outputs, their lse, out, [lse], then B, Sq, Sk, Hq, Hkv), a
   /// warp per query row of the block.

@@ -236,6 +236,47 @@ void KernelBuilder::returnUnlessRedone(gpu::GPUFuncOp kernel) {
                            ValueRange());
 }
 
+/// What the phases of the tensor-core kernel share: its arguments, this
+/// lane's place and rows, Q's fragments, and the layout of the state the
+/// tile loop carries.
+struct KernelBuilder::MmaKernel {
+  KernelArgs args;
+  Type element;
+  int64_t d, dv, bc;
+  // Row blocks of a warp; this lane's rows (g and g + 8 of each); 8-key
+  // blocks of a tile; output fragments of a row block; 16-wide steps of D.
+  int64_t rowBlocks, laneRows, keyBlocks, outFragCount, kSteps;
+  VectorType fragA, fragC;
+  Value negInf, zero;
+  Value tid, head, kvHead, batch, warp, lane, group, pairCol, qFirst;
+  // This lane's rows: r = 2 rb + h is row g + 8 h of row block rb (and
+  // their heads, under packing); `safe` is the row Q is read from.
+  SmallVector<Value, 4> rows, rowHeads, valid, safe;
+  SmallVector<RowOperands, 4> rowMasks;
+  // Q's A fragments [rb][ks] when they stay in registers.
+  bool queryInShared;
+  SmallVector<Value> queryFrags;
+  Value scale;
+  bool foldScale;
+  BlockKeys keys;
+  // Keys past a partial tile's end hidden by an MMA (see
+  // prepareKeyPadding): A's column of ones and B's two values.
+  bool padByMma;
+  Value firstColumn, onesColumn, elementZero, elementNegInf;
+  bool doubleBuffered, sumsByMma;
+  Value zeroFrag, onesFrag;
+  // The state: row maxima of this lane's rows, their row sums from sumAt,
+  // the output fragments of each row block from outAt; double-buffered,
+  // then the buffer (0 or 1) the next fetched tile lands in.
+  int64_t sumAt, outAt;
+
+  /// A tile's logits are [rb][nb][h][c] flattened: the one of this lane's
+  /// row r (row 2 rb + h), key block nb and column c.
+  int64_t logitAt(int64_t r, int64_t nb, int64_t c) const {
+    return ((r / 2 * keyBlocks + nb) * 2 + r % 2) * 2 + c;
+  }
+};
+
 void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   // Warp w of the block computes query rows [W w, W w + W) of its block (W =
   // warpRows: one or two row blocks of 16) with mma.sync m16n8k16 (f16 in,
@@ -244,84 +285,159 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   // operand's second half): PTX's m16n8k16 layout.
   Block &body = kernel.getBody().front();
   b.setInsertionPointToStart(&body);
-  KernelArgs args = unpackArgs(kernel);
-  Value heads = qHeadCount;
-  Type element = getElementTypeOrSelf(args.q.getType());
-  Type f32Type = b.getF32Type();
-  int64_t d = shape.headDim, dv = shape.valueDim, bc = shape.kvTile;
-  // Row blocks of a warp; this lane's rows (g and g + 8 of each); 8-key
-  // blocks of a tile; output fragments of a row block.
-  int64_t rowBlocks = shape.rowBlocks(), laneRows = 2 * rowBlocks;
-  int64_t keyBlocks = bc / 8, outFragCount = dv / 8;
-  auto fragA = VectorType::get({4, 2}, element);
-  auto fragC = VectorType::get({2, 2}, f32Type);
-  // Q is read and out written in pairs (queryChunk, outChunk), aligned as
-  // the launcher checks.
-  auto pair = VectorType::get({2}, element);
-  int64_t pairBytes = 2 * element.getIntOrFloatBitWidth() / 8;
-  Value negInf = f32(-std::numeric_limits<float>::infinity());
-  Value zero = f32(0.0);
+  MmaKernel k;
+  k.args = unpackArgs(kernel);
+  k.element = getElementTypeOrSelf(k.args.q.getType());
+  k.d = shape.headDim, k.dv = shape.valueDim, k.bc = shape.kvTile;
+  k.rowBlocks = shape.rowBlocks(), k.laneRows = 2 * k.rowBlocks;
+  k.keyBlocks = k.bc / 8, k.outFragCount = k.dv / 8;
+  k.kSteps = shape.queryKSteps();
+  k.fragA = VectorType::get({4, 2}, k.element);
+  k.fragC = VectorType::get({2, 2}, b.getF32Type());
+  k.negInf = f32(-std::numeric_limits<float>::infinity());
+  k.zero = f32(0.0);
+  placeMmaRows(k);
+  loadQuery(k);
+  k.scale = logitScale(k.args);
+  // Where the logit is the scaled score, scores stay unscaled until the
+  // softmax: the scale is positive (the verifier's word), so max(s) scale =
+  // max(s scale) (rounding is monotonic), and each p = exp2(fma(s, scale,
+  // -base)) is one FMA rather than a multiply and a subtract.
+  k.foldScale = logitIsScaledScore(k.args);
+  k.keys = blockKeys(k.args, k.batch, k.head, k.qFirst);
+  prepareKeyPadding(k);
 
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  // The sums are the lane's partial ones (its 2 columns of each 8 keys), or
+  // with rowSumsByMma a C fragment per row block: P times a B fragment of
+  // ones, whose every column is the row's whole sum (no adds, no shuffles;
+  // one mma per row block and 16 keys; P's rounding in both O and its sum).
+  k.doubleBuffered = shape.kvStages == 2, k.sumsByMma = shape.rowSumsByMma;
+  k.zeroFrag =
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(k.fragC, 0.0f));
+  SmallVector<Value> initial(k.laneRows, k.negInf);
+  int64_t sumCount = k.sumsByMma ? k.rowBlocks : k.laneRows;
+  k.sumAt = k.laneRows;
+  initial.append(sumCount, k.sumsByMma ? k.zeroFrag : k.zero);
+  k.outAt = k.sumAt + sumCount;
+  initial.append(k.rowBlocks * k.outFragCount, k.zeroFrag);
+  if (k.doubleBuffered)
+    initial.push_back(index(0));
+  k.onesFrag =
+      k.sumsByMma
+          ? arith::ConstantOp::create(
+                b, loc,
+                DenseElementsAttr::get(VectorType::get({2, 2}, k.element),
+                                       b.getFloatAttr(k.element, 1.0)))
+          : Value();
+
+  // ldmatrix addresses: lane l names row l % 8 of matrix l / 8.
+  laneRow = rem(k.lane, index(8));
+  laneMatrix = div(k.lane, index(8));
+
+  fetchMmaTile(k, k.keys.begin, k.doubleBuffered ? index(0) : Value());
+  auto tiles = tileLoop(
+      k.keys, k.bc, initial, k.batch, k.head,
+      [&](Value tileStart, ValueRange state, bool whole) -> SmallVector<Value> {
+        // This tile's buffers (double-buffered: slot 0 or 1) and the others.
+        Value slot = k.doubleBuffered ? state.back() : Value();
+        Value otherSlot = k.doubleBuffered ? m.sub(index(1), slot) : Value();
+        landMmaTile();
+        if (k.doubleBuffered)
+          fetchMmaTile(k, m.add(tileStart, index(k.bc)), otherSlot);
+        else
+          stageTileAsync(k.args.valueTile, slot, k.args.v, k.batch, k.kvHead,
+                         tileStart, k.keys.end, k.args.sk, k.dv, k.tid);
+        SmallVector<Value> logits = mmaLogits(k, tileStart, slot, whole);
+        SmallVector<Value> next(state.begin(), state.end());
+        SmallVector<Value, 4> alpha;
+        SmallVector<Value> probFrags;
+        mmaSoftmax(k, state, logits, next, alpha, probFrags);
+        // One buffer each: V has landed and every warp is done with K, so
+        // the next K may come.
+        if (!k.doubleBuffered) {
+          landMmaTile();
+          fetchMmaTile(k, m.add(tileStart, index(k.bc)), slot);
+        }
+        accumulateValues(k, state, alpha, probFrags, slot, next);
+        if (k.doubleBuffered)
+          next.back() = otherSlot;
+        return next;
+      },
+      [&](Value tileStart, ValueRange state) {
+        fetchMmaTile(k, m.add(tileStart, index(k.bc)),
+                     k.doubleBuffered ? state.back() : Value());
+      });
+  storeMmaOutput(k, tiles);
+  gpu::ReturnOp::create(b, loc);
+}
+
+void KernelBuilder::placeMmaRows(MmaKernel &k) {
+  k.tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   Value queryBlock = queryBlockIndex();
-  // Plain values, not structured bindings: lambdas below capture them.
-  Value head, kvHead;
-  std::tie(head, kvHead) = blockHeads();
-  Value batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
-  Value warp = div(tid, index(32)), lane = rem(tid, index(32));
-  Value group = div(lane, index(4)),
-        pairCol = mul(rem(lane, index(4)), index(2));
-  Value qFirst = mul(queryBlock, index(shape.queryRows()));
-
-  // This lane's rows: r = 2 rb + h is row g + 8 h of row block rb (and their
-  // heads, under packing). Rows past Sq read row Sq - 1 (never stored) so
-  // every lane takes part in the shuffles.
-  SmallVector<Value, 4> rows(laneRows), rowHeads(laneRows), valid(laneRows),
-      safe(laneRows);
-  SmallVector<RowOperands, 4> rowMasks(laneRows);
-  for (int64_t r = 0; r < laneRows; ++r) {
-    std::tie(rows[r], rowHeads[r]) = blockRow(
-        head, qFirst,
-        m.add(mul(warp, index(shape.warpRows)), m.add(group, index(8 * r))));
-    valid[r] = m.slt(rows[r], args.sq);
-    safe[r] = arith::SelectOp::create(b, loc, valid[r], rows[r],
-                                      m.sub(args.sq, index(1)));
-    rowMasks[r] = rowOperands(args, batch, rowHeads[r], rows[r], valid[r]);
+  std::tie(k.head, k.kvHead) = blockHeads();
+  k.batch = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+  k.warp = div(k.tid, index(32)), k.lane = rem(k.tid, index(32));
+  k.group = div(k.lane, index(4));
+  k.pairCol = mul(rem(k.lane, index(4)), index(2));
+  k.qFirst = mul(queryBlock, index(shape.queryRows()));
+  // Rows past Sq read row Sq - 1 (never stored) so every lane takes part in
+  // the shuffles.
+  k.rows.resize(k.laneRows), k.rowHeads.resize(k.laneRows);
+  k.valid.resize(k.laneRows), k.safe.resize(k.laneRows);
+  k.rowMasks.resize(k.laneRows);
+  for (int64_t r = 0; r < k.laneRows; ++r) {
+    std::tie(k.rows[r], k.rowHeads[r]) =
+        blockRow(k.head, k.qFirst,
+                 m.add(mul(k.warp, index(shape.warpRows)),
+                       m.add(k.group, index(8 * r))));
+    k.valid[r] = m.slt(k.rows[r], k.args.sq);
+    k.safe[r] = arith::SelectOp::create(b, loc, k.valid[r], k.rows[r],
+                                        m.sub(k.args.sq, index(1)));
+    k.rowMasks[r] =
+        rowOperands(k.args, k.batch, k.rowHeads[r], k.rows[r], k.valid[r]);
   }
-  auto qAt = [&](int64_t r, int64_t col) {
-    return m.add(rowOffset(batch, rowHeads[r], safe[r], heads, args.sq, d),
-                 m.add(pairCol, index(col)));
-  };
+}
+
+SmallVector<Value> KernelBuilder::queryFragmentIndices(const MmaKernel &k,
+                                                       int64_t rb, int64_t ks) {
+  Value frag = m.add(mul(k.warp, index(k.rowBlocks * k.kSteps)),
+                     index(rb * k.kSteps + ks));
+  return {frag, k.lane, index(0)};
+}
+
+void KernelBuilder::loadQuery(MmaKernel &k) {
   // The query as A fragments, one per row block and 16 of D: [row g | g +
   // 8][col | + 8]. In registers, or (queryInShared) their 4 32-bit
   // registers stored where this lane reads them back, one 16-byte load
   // each: only this lane reads its entries, so they need no barrier.
-  bool queryInShared = shape.queryInShared();
+  // Q is read in pairs (queryChunk), aligned as the launcher checks.
+  k.queryInShared = shape.queryInShared();
+  auto pair = VectorType::get({2}, k.element);
+  int64_t pairBytes = 2 * k.element.getIntOrFloatBitWidth() / 8;
   Type i32 = b.getI32Type();
   auto words = VectorType::get({4}, i32), word = VectorType::get({1}, i32);
-  int64_t kSteps = shape.queryKSteps();
-  auto queryIndices = [&](int64_t rb, int64_t ks) -> SmallVector<Value> {
-    Value frag =
-        m.add(mul(warp, index(rowBlocks * kSteps)), index(rb * kSteps + ks));
-    return {frag, lane, index(0)};
+  auto qAt = [&](int64_t r, int64_t col) {
+    return m.add(rowOffset(k.batch, k.rowHeads[r], k.safe[r], qHeadCount,
+                           k.args.sq, k.d),
+                 m.add(k.pairCol, index(col)));
   };
-  SmallVector<Value> queryFrags; // [rb][ks], in registers
-  for (int64_t rb = 0; rb < rowBlocks; ++rb)
-    for (int64_t ks = 0; ks < kSteps; ++ks) {
+  for (int64_t rb = 0; rb < k.rowBlocks; ++rb)
+    for (int64_t ks = 0; ks < k.kSteps; ++ks) {
       Value frag = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(fragA, b.getFloatAttr(element, 0.0)));
+          b, loc,
+          DenseElementsAttr::get(k.fragA, b.getFloatAttr(k.element, 0.0)));
       for (int64_t part = 0; part < 4; ++part) {
         // A half step's columns 8-15 (parts 2 and 3) stay zeros.
-        if (ks * 16 + 8 * (part / 2) >= d)
+        if (ks * 16 + 8 * (part / 2) >= k.d)
           continue;
         Value two = vector::LoadOp::create(
-            b, loc, pair, args.q,
+            b, loc, pair, k.args.q,
             qAt(2 * rb + part % 2, ks * 16 + 8 * (part / 2)),
             /*nontemporal=*/false, llvm::MaybeAlign(pairBytes));
         frag = vector::InsertOp::create(b, loc, two, frag, part);
       }
-      if (!queryInShared) {
-        queryFrags.push_back(frag);
+      if (!k.queryInShared) {
+        k.queryFrags.push_back(frag);
         continue;
       }
       SmallVector<Value, 4> parts;
@@ -335,34 +451,33 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
             ArrayRef<int64_t>{0}));
       vector::StoreOp::create(
           b, loc, vector::FromElementsOp::create(b, loc, words, parts),
-          args.queryTile, queryIndices(rb, ks), /*nontemporal=*/false,
-          llvm::MaybeAlign(16));
+          k.args.queryTile, queryFragmentIndices(k, rb, ks),
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
     }
-  auto loadQueryFrag = [&](int64_t rb, int64_t ks) -> Value {
-    Value loaded = vector::LoadOp::create(
-        b, loc, words, args.queryTile, queryIndices(rb, ks),
-        /*nontemporal=*/false, llvm::MaybeAlign(16));
-    Value frag = arith::ConstantOp::create(
-        b, loc, DenseElementsAttr::get(fragA, b.getFloatAttr(element, 0.0)));
-    for (int64_t part = 0; part < 4; ++part) {
-      Value bits = vector::FromElementsOp::create(
-          b, loc, word,
-          vector::ExtractOp::create(b, loc, loaded, ArrayRef<int64_t>{part})
-              .getResult());
-      frag = vector::InsertOp::create(
-          b, loc, vector::BitCastOp::create(b, loc, pair, bits), frag, part);
-    }
-    return frag;
-  };
-  Value scale = logitScale(args);
-  // Where the logit is the scaled score, scores stay unscaled until the
-  // softmax: the scale is positive (the verifier's word), so max(s) scale =
-  // max(s scale) (rounding is monotonic), and each p = exp2(fma(s, scale,
-  // -base)) is one FMA rather than a multiply and a subtract.
-  bool foldScale = logitIsScaledScore(args);
+}
 
-  BlockKeys keys = blockKeys(args, batch, head, qFirst);
-  Value end = keys.end;
+Value KernelBuilder::loadQueryFragment(const MmaKernel &k, int64_t rb,
+                                       int64_t ks) {
+  Type i32 = b.getI32Type();
+  auto words = VectorType::get({4}, i32), word = VectorType::get({1}, i32);
+  auto pair = VectorType::get({2}, k.element);
+  Value loaded = vector::LoadOp::create(
+      b, loc, words, k.args.queryTile, queryFragmentIndices(k, rb, ks),
+      /*nontemporal=*/false, llvm::MaybeAlign(16));
+  Value frag = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(k.fragA, b.getFloatAttr(k.element, 0.0)));
+  for (int64_t part = 0; part < 4; ++part) {
+    Value bits = vector::FromElementsOp::create(
+        b, loc, word,
+        vector::ExtractOp::create(b, loc, loaded, ArrayRef<int64_t>{part})
+            .getResult());
+    frag = vector::InsertOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, pair, bits), frag, part);
+  }
+  return frag;
+}
+
+void KernelBuilder::prepareKeyPadding(MmaKernel &k) {
   // In 32-row warps with Q in shared memory, keys past the end of a
   // partial tile (zero-filled rows of K) are hidden by one more MMA per key
   // block: A's column 0 all ones times B's row 0, 0 or -inf per key, adds
@@ -373,360 +488,317 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
   // registers: 2 to 52 more registers; in shared memory: 0 to 6), so they
   // keep the test, as does a score_mod, which could map -inf back to a
   // finite logit (softcap's tanh).
-  bool padByMma = op.getScoreMod().empty() && shape.queryInShared() &&
-                  shape.rowBlocks() > 1;
-  Value firstColumn, onesColumn, elementZero, elementNegInf;
-  if (padByMma) {
-    auto elementConstant = [&](double value) -> Value {
-      return arith::ConstantOp::create(b, loc, b.getFloatAttr(element, value));
-    };
-    firstColumn = m.eq(pairCol, index(0));
-    elementZero = elementConstant(0.0);
-    elementNegInf = elementConstant(-std::numeric_limits<double>::infinity());
-    // Lane l holds A's columns 2 (l % 4) + {0, 1} of rows l / 4 and + 8.
-    Value one = arith::SelectOp::create(b, loc, firstColumn,
-                                        elementConstant(1.0), elementZero);
-    SmallVector<Value, 8> column(8, elementZero);
-    column[0] = column[2] = one;
-    onesColumn = vector::FromElementsOp::create(b, loc, fragA, column);
+  k.padByMma = op.getScoreMod().empty() && shape.queryInShared() &&
+               shape.rowBlocks() > 1;
+  if (!k.padByMma)
+    return;
+  auto elementConstant = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(k.element, value));
+  };
+  k.firstColumn = m.eq(k.pairCol, index(0));
+  k.elementZero = elementConstant(0.0);
+  k.elementNegInf = elementConstant(-std::numeric_limits<double>::infinity());
+  // Lane l holds A's columns 2 (l % 4) + {0, 1} of rows l / 4 and + 8.
+  Value one = arith::SelectOp::create(b, loc, k.firstColumn,
+                                      elementConstant(1.0), k.elementZero);
+  SmallVector<Value, 8> column(8, k.elementZero);
+  column[0] = column[2] = one;
+  k.onesColumn = vector::FromElementsOp::create(b, loc, k.fragA, column);
+}
+
+// K and V tiles arrive by cp.async, one group in flight at a time. With one
+// buffer each, K of a tile is in flight when its iteration starts, V is
+// fetched while Q K^T runs and the next K while P V runs
+// (FlashAttention-2's schedule). Double-buffered, K and V of the next tile
+// are fetched into the other buffers while the whole tile runs. A skipped
+// tile is never asked for: the next one takes its buffer.
+void KernelBuilder::fetchMmaTile(const MmaKernel &k, Value tileStart,
+                                 Value slot) {
+  Value end = k.keys.end;
+  Value wanted = m.slt(tileStart, end);
+  if (Value hidden =
+          tileHidden(k.batch, k.head, k.qFirst, k.keys.qEnd, tileStart,
+                     min(end, m.add(tileStart, index(k.bc)))))
+    wanted = m.both(
+        wanted, arith::XOrIOp::create(b, loc, hidden, m.constantBool(true)));
+  auto fetch = scf::IfOp::create(b, loc, wanted, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&fetch.getThenRegion().front());
+  stageTileAsync(k.args.keyTile, slot, k.args.k, k.batch, k.kvHead, tileStart,
+                 end, k.args.sk, k.d, k.tid);
+  if (k.doubleBuffered)
+    stageTileAsync(k.args.valueTile, slot, k.args.v, k.batch, k.kvHead,
+                   tileStart, end, k.args.sk, k.dv, k.tid);
+}
+
+void KernelBuilder::landMmaTile() {
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  gpu::BarrierOp::create(b, loc);
+}
+
+SmallVector<Value> KernelBuilder::mmaLogits(const MmaKernel &k, Value tileStart,
+                                            Value slot, bool whole) {
+  // S = Q K^T, 8 keys per fragment: B[k][n] = K[key n][d k], K's rows as
+  // stored, each B fragment used by every row block. Q in registers: one x4
+  // ldmatrix takes two 16-wide steps of D.
+  int64_t d = k.d, keyBlocks = k.keyBlocks, rowBlocks = k.rowBlocks;
+  Value end = k.keys.end;
+  SmallVector<Value> scores(rowBlocks * keyBlocks, k.zeroFrag); // [rb][nb]
+  // The logits of key block nb as soon as its scores are done.
+  SmallVector<Value> logits(rowBlocks * keyBlocks * 4);
+  auto maskKeyBlock = [&](int64_t nb) {
+    if (!whole && k.padByMma) {
+      // Lane l holds B's rows 2 (l % 4) + {0, 1} of key l / 4.
+      Value key = m.add(tileStart, m.add(k.group, index(nb * 8)));
+      Value bias = arith::SelectOp::create(
+          b, loc, m.both(k.firstColumn, m.sle(end, key)), k.elementNegInf,
+          k.elementZero);
+      Value biasRow = vector::FromElementsOp::create(
+          b, loc, VectorType::get({2, 2}, k.element),
+          ValueRange{bias, k.elementZero, k.elementZero, k.elementZero});
+      for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+        Value &acc = scores[rb * keyBlocks + nb];
+        acc = mmaSync(k.onesColumn, biasRow, acc);
+      }
+    }
+    for (int64_t r = 0; r < k.laneRows; ++r)
+      for (int64_t c = 0; c < 2; ++c) {
+        Value score =
+            vector::ExtractOp::create(b, loc, scores[r / 2 * keyBlocks + nb],
+                                      ArrayRef<int64_t>{r % 2, c});
+        if (!k.foldScale)
+          score = arith::MulFOp::create(b, loc, score, k.scale);
+        Value j = m.add(tileStart, m.add(k.pairCol, index(nb * 8 + c)));
+        // Keys past the tile's end are padding.
+        Value inside = whole        ? Value()
+                       : k.padByMma ? k.valid[r]
+                                    : m.both(k.valid[r], m.slt(j, end));
+        logits[k.logitAt(r, nb, c)] =
+            maskedLogit(k.args, k.rowMasks[r], score, k.batch, k.rowHeads[r],
+                        k.rows[r], j, inside);
+      }
+  };
+  auto query = [&](int64_t rb, int64_t ks) {
+    return k.queryFrags[rb * k.kSteps + ks];
+  };
+  if (!k.queryInShared) {
+    for (int64_t nb = 0; nb < keyBlocks; ++nb) {
+      Value key = m.add(laneRow, index(nb * 8));
+      for (int64_t ks = 0; ks < d / 16; ks += 2) {
+        if (ks + 1 < d / 16) {
+          Value both =
+              ldmatrix(k.args.keyTile, slot, key,
+                       m.add(mul(laneMatrix, index(8)), index(ks * 16)), 4,
+                       /*transpose=*/false);
+          Value first = fragmentPair(both, 0), second = fragmentPair(both, 1);
+          for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+            Value &acc = scores[rb * keyBlocks + nb];
+            acc = mmaSync(query(rb, ks), first, acc);
+            acc = mmaSync(query(rb, ks + 1), second, acc);
+          }
+          continue;
+        }
+        Value col =
+            m.add(mul(rem(laneMatrix, index(2)), index(8)), index(ks * 16));
+        Value frag = ldmatrix(k.args.keyTile, slot, key, col, 2, false);
+        for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+          Value &acc = scores[rb * keyBlocks + nb];
+          acc = mmaSync(query(rb, ks), frag, acc);
+        }
+      }
+      if (d % 16) {
+        // The half step: one x1 ldmatrix of its 8 columns.
+        Value frag = halfStepFragment(ldmatrix(k.args.keyTile, slot, key,
+                                               index(d / 16 * 16), 1,
+                                               /*transpose=*/false),
+                                      0);
+        for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+          Value &acc = scores[rb * keyBlocks + nb];
+          acc = mmaSync(query(rb, d / 16), frag, acc);
+        }
+      }
+      maskKeyBlock(nb);
+    }
+    return logits;
   }
+  // Q in shared memory: D outermost, one 16-wide step at a time, so each Q
+  // fragment is read once a tile and only one step's are live. One x4
+  // ldmatrix takes two 8-key blocks (keys 16 n + 8 (l / 16) + l % 8, D
+  // 16 ks + 8 (l / 8 % 2)); a half step's x2 ldmatrix takes 8 columns of
+  // both key blocks.
+  Value key = m.add(laneRow, mul(div(laneMatrix, index(2)), index(8)));
+  Value halfKey = d % 16
+                      ? m.add(laneRow, mul(rem(laneMatrix, index(2)), index(8)))
+                      : Value();
+  Value col = mul(rem(laneMatrix, index(2)), index(8));
+  for (int64_t ks = 0; ks < k.kSteps; ++ks) {
+    SmallVector<Value, 2> stepQuery;
+    for (int64_t rb = 0; rb < rowBlocks; ++rb)
+      stepQuery.push_back(loadQueryFragment(k, rb, ks));
+    bool half = ks * 16 + 16 > d;
+    for (int64_t nb = 0; nb < keyBlocks; nb += 2) {
+      Value both =
+          half ? ldmatrix(k.args.keyTile, slot, m.add(halfKey, index(nb * 8)),
+                          index(ks * 16), 2, /*transpose=*/false)
+               : ldmatrix(k.args.keyTile, slot, m.add(key, index(nb * 8)),
+                          m.add(col, index(ks * 16)), 4,
+                          /*transpose=*/false);
+      Value first = half ? halfStepFragment(both, 0) : fragmentPair(both, 0),
+            second = half ? halfStepFragment(both, 1) : fragmentPair(both, 1);
+      for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+        Value *acc = &scores[rb * keyBlocks + nb];
+        acc[0] = mmaSync(stepQuery[rb], first, acc[0]);
+        acc[1] = mmaSync(stepQuery[rb], second, acc[1]);
+      }
+    }
+  }
+  for (int64_t nb = 0; nb < keyBlocks; ++nb)
+    maskKeyBlock(nb);
+  return logits;
+}
 
-  // State: row max of this lane's rows, then their row sums, then the
-  // output fragments of each row block, one per 8 of Dv; double-buffered,
-  // then the buffer (0 or 1) the next fetched tile lands in. The sums are
-  // the lane's partial ones (its 2 columns of each 8 keys), or with
-  // rowSumsByMma a C fragment per row block: P times a B fragment of ones,
-  // whose every column is the row's whole sum (no adds, no shuffles; one
-  // mma per row block and 16 keys; P's rounding in both O and its sum).
-  bool doubleBuffered = shape.kvStages == 2, sumsByMma = shape.rowSumsByMma;
-  Value zeroFrag =
-      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(fragC, 0.0f));
-  SmallVector<Value> initial(laneRows, negInf);
-  int64_t sumAt = laneRows, sumCount = sumsByMma ? rowBlocks : laneRows;
-  initial.append(sumCount, sumsByMma ? zeroFrag : zero);
-  int64_t outAt = sumAt + sumCount;
-  initial.append(rowBlocks * outFragCount, zeroFrag);
-  if (doubleBuffered)
-    initial.push_back(index(0));
-  Value onesFrag =
-      sumsByMma ? arith::ConstantOp::create(
-                      b, loc,
-                      DenseElementsAttr::get(VectorType::get({2, 2}, element),
-                                             b.getFloatAttr(element, 1.0)))
-                : Value();
+void KernelBuilder::mmaSoftmax(const MmaKernel &k, ValueRange state,
+                               ArrayRef<Value> logits,
+                               MutableArrayRef<Value> next,
+                               SmallVectorImpl<Value> &alpha,
+                               SmallVectorImpl<Value> &probFrags) {
+  // Online softmax per row, its max over the row's 4 lanes. P is packed as
+  // soon as a row block's two rows are done: 16-bit pairs, half the
+  // registers of its f32 weights, across the other row block's softmax and
+  // the rescale's branch. P's fragments ([rb][ks]) are the score fragments
+  // of 2 adjacent key blocks.
+  alpha.resize(k.laneRows);
+  SmallVector<Value> probs(logits.size());
+  for (int64_t r = 0; r < k.laneRows; ++r) {
+    Value rowMax = k.foldScale ? k.negInf : state[r];
+    for (int64_t nb = 0; nb < k.keyBlocks; ++nb)
+      for (int64_t c = 0; c < 2; ++c)
+        rowMax = arith::MaximumFOp::create(b, loc, rowMax,
+                                           logits[k.logitAt(r, nb, c)]);
+    Value newMax = combineLanes(rowMax, 4, /*max=*/true);
+    if (k.foldScale)
+      newMax = arith::MaximumFOp::create(
+          b, loc, state[r], arith::MulFOp::create(b, loc, newMax, k.scale));
+    Value base = softmaxBase(newMax);
+    Value negBase = k.foldScale ? arith::NegFOp::create(b, loc, base) : Value();
+    alpha[r] = exp2Ftz(arith::SubFOp::create(b, loc, state[r], base));
+    Value sum = k.sumsByMma ? Value()
+                            : arith::MulFOp::create(b, loc, state[k.sumAt + r],
+                                                    alpha[r]);
+    for (int64_t nb = 0; nb < k.keyBlocks; ++nb)
+      for (int64_t c = 0; c < 2; ++c) {
+        int64_t at = k.logitAt(r, nb, c);
+        Value shifted =
+            k.foldScale
+                ? math::FmaOp::create(b, loc, logits[at], k.scale, negBase)
+                      .getResult()
+                : arith::SubFOp::create(b, loc, logits[at], base).getResult();
+        probs[at] = exp2Ftz(shifted);
+        if (sum)
+          sum = arith::AddFOp::create(b, loc, sum, probs[at]);
+      }
+    next[r] = newMax;
+    if (sum)
+      next[k.sumAt + r] = sum;
+    if (r % 2 == 0)
+      continue;
+    for (int64_t ks = 0; ks < k.bc / 16; ++ks) {
+      SmallVector<Value> parts;
+      for (int64_t half = 0; half < 2; ++half)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t c = 0; c < 2; ++c)
+            parts.push_back(arith::TruncFOp::create(
+                b, loc, k.element,
+                probs[k.logitAt(r - 1 + h, 2 * ks + half, c)]));
+      probFrags.push_back(
+          vector::FromElementsOp::create(b, loc, k.fragA, parts));
+    }
+  }
+}
 
-  // K and V tiles by cp.async, one group in flight at a time. With one
-  // buffer each, K of a tile is in flight when its iteration starts, V is
-  // fetched while Q K^T runs and the next K while P V runs
-  // (FlashAttention-2's schedule). Double-buffered, K and V of the next
-  // tile are fetched into the other buffers while the whole tile runs. A
-  // skipped tile is never asked for: the next one takes its buffer.
-  auto fetchTile = [&](Value tileStart, Value slot) {
-    Value wanted = m.slt(tileStart, end);
-    if (Value hidden = tileHidden(batch, head, qFirst, keys.qEnd, tileStart,
-                                  min(end, m.add(tileStart, index(bc)))))
-      wanted = m.both(
-          wanted, arith::XOrIOp::create(b, loc, hidden, m.constantBool(true)));
-    auto fetch = scf::IfOp::create(b, loc, wanted, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&fetch.getThenRegion().front());
-    stageTileAsync(args.keyTile, slot, args.k, batch, kvHead, tileStart, end,
-                   args.sk, d, tid);
-    if (doubleBuffered)
-      stageTileAsync(args.valueTile, slot, args.v, batch, kvHead, tileStart,
-                     end, args.sk, dv, tid);
-  };
-  auto landTile = [&] {
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-    gpu::BarrierOp::create(b, loc);
-  };
-  // ldmatrix addresses: lane l names row l % 8 of matrix l / 8.
-  laneRow = rem(lane, index(8));
-  laneMatrix = div(lane, index(8));
+void KernelBuilder::accumulateValues(const MmaKernel &k, ValueRange state,
+                                     ArrayRef<Value> alpha,
+                                     ArrayRef<Value> probFrags, Value slot,
+                                     MutableArrayRef<Value> next) {
+  // Rescale the output rows, then O += P V: B[k][n] = V[key k][n],
+  // transposed out of V's rows by ldmatrix.trans.
+  int64_t rowBlocks = k.rowBlocks, outFragCount = k.outFragCount;
+  MutableArrayRef<Value> outFrags =
+      next.slice(k.outAt, rowBlocks * outFragCount);
+  ValueRange oldFrags = state.slice(k.outAt, rowBlocks * outFragCount);
+  // With sumsByMma the sums' fragments are rescaled with O's, each row
+  // block's after its output fragments.
+  Value unchanged = isOne(alpha[0]);
+  for (int64_t r = 1; r < k.laneRows; ++r)
+    unchanged = m.both(unchanged, isOne(alpha[r]));
+  int64_t scaledCount = k.sumsByMma ? outFragCount + 1 : outFragCount;
+  SmallVector<Value> toScale;
+  for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+    llvm::append_range(toScale,
+                       oldFrags.slice(rb * outFragCount, outFragCount));
+    if (k.sumsByMma)
+      toScale.push_back(state[k.sumAt + rb]);
+  }
+  SmallVector<Value> rescaled = rescaleUnless(unchanged, toScale, [&] {
+    SmallVector<Value> scaled;
+    for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+      Value alphas = vector::FromElementsOp::create(
+          b, loc, k.fragC,
+          ValueRange{alpha[2 * rb], alpha[2 * rb], alpha[2 * rb + 1],
+                     alpha[2 * rb + 1]});
+      for (Value frag :
+           ArrayRef<Value>(toScale).slice(rb * scaledCount, scaledCount))
+        scaled.push_back(arith::MulFOp::create(b, loc, frag, alphas));
+    }
+    return scaled;
+  });
+  for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+    ArrayRef<Value> block =
+        ArrayRef<Value>(rescaled).slice(rb * scaledCount, scaledCount);
+    llvm::copy(block.take_front(outFragCount),
+               outFrags.begin() + rb * outFragCount);
+    if (k.sumsByMma)
+      next[k.sumAt + rb] = block.back();
+  }
+  for (int64_t ks = 0; ks < k.bc / 16; ++ks) {
+    SmallVector<Value, 2> stepFrags;
+    for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+      stepFrags.push_back(probFrags[rb * (k.bc / 16) + ks]);
+      if (k.sumsByMma)
+        next[k.sumAt + rb] =
+            mmaSync(stepFrags.back(), k.onesFrag, next[k.sumAt + rb]);
+    }
+    multiplyValueTile(k.args.valueTile, slot, stepFrags, ks, outFrags);
+  }
+}
 
-  fetchTile(keys.begin, doubleBuffered ? index(0) : Value());
-  auto tiles = tileLoop(
-      keys, bc, initial, batch, head,
-      [&](Value tileStart, ValueRange state, bool whole) -> SmallVector<Value> {
-        // This tile's buffers (double-buffered: slot 0 or 1) and the others.
-        Value slot = doubleBuffered ? state.back() : Value();
-        Value otherSlot = doubleBuffered ? m.sub(index(1), slot) : Value();
-        landTile();
-        if (doubleBuffered)
-          fetchTile(m.add(tileStart, index(bc)), otherSlot);
-        else
-          stageTileAsync(args.valueTile, slot, args.v, batch, kvHead, tileStart,
-                         end, args.sk, dv, tid);
-
-        // S = Q K^T, 8 keys per fragment: B[k][n] = K[key n][d k], K's rows
-        // as stored, each B fragment used by every row block. Q in
-        // registers: one x4 ldmatrix takes two 16-wide steps of D.
-        SmallVector<Value> scores(rowBlocks * keyBlocks, zeroFrag); // [rb][nb]
-        // The logits, [rb][nb][h][c] flattened: row 2 rb + h of this lane;
-        // those of key block nb as soon as its scores are done.
-        auto logitAt = [&](int64_t r, int64_t nb, int64_t c) {
-          return ((r / 2 * keyBlocks + nb) * 2 + r % 2) * 2 + c;
-        };
-        SmallVector<Value> logits(rowBlocks * keyBlocks * 4);
-        auto maskKeyBlock = [&](int64_t nb) {
-          if (!whole && padByMma) {
-            // Lane l holds B's rows 2 (l % 4) + {0, 1} of key l / 4.
-            Value key = m.add(tileStart, m.add(group, index(nb * 8)));
-            Value bias = arith::SelectOp::create(
-                b, loc, m.both(firstColumn, m.sle(end, key)), elementNegInf,
-                elementZero);
-            Value biasRow = vector::FromElementsOp::create(
-                b, loc, VectorType::get({2, 2}, element),
-                ValueRange{bias, elementZero, elementZero, elementZero});
-            for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-              Value &acc = scores[rb * keyBlocks + nb];
-              acc = mmaSync(onesColumn, biasRow, acc);
-            }
-          }
-          for (int64_t r = 0; r < laneRows; ++r)
-            for (int64_t c = 0; c < 2; ++c) {
-              Value score = vector::ExtractOp::create(
-                  b, loc, scores[r / 2 * keyBlocks + nb],
-                  ArrayRef<int64_t>{r % 2, c});
-              if (!foldScale)
-                score = arith::MulFOp::create(b, loc, score, scale);
-              Value j = m.add(tileStart, m.add(pairCol, index(nb * 8 + c)));
-              // Keys past the tile's end are padding.
-              Value inside = whole      ? Value()
-                             : padByMma ? valid[r]
-                                        : m.both(valid[r], m.slt(j, end));
-              logits[logitAt(r, nb, c)] =
-                  maskedLogit(args, rowMasks[r], score, batch, rowHeads[r],
-                              rows[r], j, inside);
-            }
-        };
-        auto query = [&](int64_t rb, int64_t ks) {
-          return queryFrags[rb * kSteps + ks];
-        };
-        if (!queryInShared) {
-          for (int64_t nb = 0; nb < keyBlocks; ++nb) {
-            Value key = m.add(laneRow, index(nb * 8));
-            for (int64_t ks = 0; ks < d / 16; ks += 2) {
-              if (ks + 1 < d / 16) {
-                Value both = ldmatrix(
-                    args.keyTile, slot, key,
-                    m.add(mul(laneMatrix, index(8)), index(ks * 16)), 4,
-                    /*transpose=*/false);
-                Value first = fragmentPair(both, 0),
-                      second = fragmentPair(both, 1);
-                for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-                  Value &acc = scores[rb * keyBlocks + nb];
-                  acc = mmaSync(query(rb, ks), first, acc);
-                  acc = mmaSync(query(rb, ks + 1), second, acc);
-                }
-                continue;
-              }
-              Value col = m.add(mul(rem(laneMatrix, index(2)), index(8)),
-                                index(ks * 16));
-              Value frag = ldmatrix(args.keyTile, slot, key, col, 2, false);
-              for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-                Value &acc = scores[rb * keyBlocks + nb];
-                acc = mmaSync(query(rb, ks), frag, acc);
-              }
-            }
-            if (d % 16) {
-              // The half step: one x1 ldmatrix of its 8 columns.
-              Value frag = halfStepFragment(ldmatrix(args.keyTile, slot, key,
-                                                     index(d / 16 * 16), 1,
-                                                     /*transpose=*/false),
-                                            0);
-              for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-                Value &acc = scores[rb * keyBlocks + nb];
-                acc = mmaSync(query(rb, d / 16), frag, acc);
-              }
-            }
-            maskKeyBlock(nb);
-          }
-        } else {
-          // D outermost, one 16-wide step at a time: each Q fragment is read
-          // from shared memory once a tile and only one step's are live.
-          // One x4 ldmatrix takes two 8-key blocks (keys 16 n + 8 (l / 16)
-          // + l % 8, D 16 ks + 8 (l / 8 % 2)).
-          // A half step's x2 ldmatrix takes 8 columns of both key blocks.
-          Value key = m.add(laneRow, mul(div(laneMatrix, index(2)), index(8)));
-          Value halfKey =
-              d % 16 ? m.add(laneRow, mul(rem(laneMatrix, index(2)), index(8)))
-                     : Value();
-          Value col = mul(rem(laneMatrix, index(2)), index(8));
-          for (int64_t ks = 0; ks < kSteps; ++ks) {
-            SmallVector<Value, 2> stepQuery;
-            for (int64_t rb = 0; rb < rowBlocks; ++rb)
-              stepQuery.push_back(loadQueryFrag(rb, ks));
-            bool half = ks * 16 + 16 > d;
-            for (int64_t nb = 0; nb < keyBlocks; nb += 2) {
-              Value both =
-                  half ? ldmatrix(args.keyTile, slot,
-                                  m.add(halfKey, index(nb * 8)), index(ks * 16),
-                                  2, /*transpose=*/false)
-                       : ldmatrix(args.keyTile, slot, m.add(key, index(nb * 8)),
-                                  m.add(col, index(ks * 16)), 4,
-                                  /*transpose=*/false);
-              Value first = half ? halfStepFragment(both, 0)
-                                 : fragmentPair(both, 0),
-                    second = half ? halfStepFragment(both, 1)
-                                  : fragmentPair(both, 1);
-              for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-                Value *acc = &scores[rb * keyBlocks + nb];
-                acc[0] = mmaSync(stepQuery[rb], first, acc[0]);
-                acc[1] = mmaSync(stepQuery[rb], second, acc[1]);
-              }
-            }
-          }
-          for (int64_t nb = 0; nb < keyBlocks; ++nb)
-            maskKeyBlock(nb);
-        }
-
-        // Online softmax per row, its max over the row's 4 lanes. P is
-        // packed as soon as a row block's two rows are done: 16-bit pairs,
-        // half the registers of its f32 weights, across the other row
-        // block's softmax and the rescale's branch. P's fragments are the
-        // score fragments of 2 adjacent key blocks.
-        SmallVector<Value> next(state.begin(), state.end());
-        SmallVector<Value, 4> alpha(laneRows);
-        SmallVector<Value> probs(logits.size());
-        SmallVector<Value> probFrags; // [rb][ks]
-        for (int64_t r = 0; r < laneRows; ++r) {
-          Value rowMax = foldScale ? negInf : state[r];
-          for (int64_t nb = 0; nb < keyBlocks; ++nb)
-            for (int64_t c = 0; c < 2; ++c)
-              rowMax = arith::MaximumFOp::create(b, loc, rowMax,
-                                                 logits[logitAt(r, nb, c)]);
-          Value newMax = combineLanes(rowMax, 4, /*max=*/true);
-          if (foldScale)
-            newMax = arith::MaximumFOp::create(
-                b, loc, state[r], arith::MulFOp::create(b, loc, newMax, scale));
-          Value base = softmaxBase(newMax);
-          Value negBase =
-              foldScale ? arith::NegFOp::create(b, loc, base) : Value();
-          alpha[r] = exp2Ftz(arith::SubFOp::create(b, loc, state[r], base));
-          Value sum =
-              sumsByMma
-                  ? Value()
-                  : arith::MulFOp::create(b, loc, state[sumAt + r], alpha[r]);
-          for (int64_t nb = 0; nb < keyBlocks; ++nb)
-            for (int64_t c = 0; c < 2; ++c) {
-              int64_t at = logitAt(r, nb, c);
-              Value shifted =
-                  foldScale
-                      ? math::FmaOp::create(b, loc, logits[at], scale, negBase)
-                            .getResult()
-                      : arith::SubFOp::create(b, loc, logits[at], base)
-                            .getResult();
-              probs[at] = exp2Ftz(shifted);
-              if (sum)
-                sum = arith::AddFOp::create(b, loc, sum, probs[at]);
-            }
-          next[r] = newMax;
-          if (sum)
-            next[sumAt + r] = sum;
-          if (r % 2 == 0)
-            continue;
-          for (int64_t ks = 0; ks < bc / 16; ++ks) {
-            SmallVector<Value> parts;
-            for (int64_t half = 0; half < 2; ++half)
-              for (int64_t h = 0; h < 2; ++h)
-                for (int64_t c = 0; c < 2; ++c)
-                  parts.push_back(arith::TruncFOp::create(
-                      b, loc, element,
-                      probs[logitAt(r - 1 + h, 2 * ks + half, c)]));
-            probFrags.push_back(
-                vector::FromElementsOp::create(b, loc, fragA, parts));
-          }
-        }
-
-        // One buffer each: V has landed and every warp is done with K, so
-        // the next K may come.
-        if (!doubleBuffered) {
-          landTile();
-          fetchTile(m.add(tileStart, index(bc)), slot);
-        }
-
-        // Rescale the output rows, then O += P V: B[k][n] = V[key k][n],
-        // transposed out of V's rows by ldmatrix.trans.
-        MutableArrayRef<Value> outFrags =
-            MutableArrayRef<Value>(next).slice(outAt, rowBlocks * outFragCount);
-        ValueRange oldFrags = state.slice(outAt, rowBlocks * outFragCount);
-        // With sumsByMma the sums' fragments are rescaled with O's, each
-        // row block's after its output fragments.
-        Value unchanged = isOne(alpha[0]);
-        for (int64_t r = 1; r < laneRows; ++r)
-          unchanged = m.both(unchanged, isOne(alpha[r]));
-        int64_t scaledCount = sumsByMma ? outFragCount + 1 : outFragCount;
-        SmallVector<Value> toScale;
-        for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-          llvm::append_range(toScale,
-                             oldFrags.slice(rb * outFragCount, outFragCount));
-          if (sumsByMma)
-            toScale.push_back(state[sumAt + rb]);
-        }
-        SmallVector<Value> rescaled = rescaleUnless(unchanged, toScale, [&] {
-          SmallVector<Value> scaled;
-          for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-            Value alphas = vector::FromElementsOp::create(
-                b, loc, fragC,
-                ValueRange{alpha[2 * rb], alpha[2 * rb], alpha[2 * rb + 1],
-                           alpha[2 * rb + 1]});
-            for (Value frag :
-                 ArrayRef<Value>(toScale).slice(rb * scaledCount, scaledCount))
-              scaled.push_back(arith::MulFOp::create(b, loc, frag, alphas));
-          }
-          return scaled;
-        });
-        for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-          ArrayRef<Value> block =
-              ArrayRef<Value>(rescaled).slice(rb * scaledCount, scaledCount);
-          llvm::copy(block.take_front(outFragCount),
-                     outFrags.begin() + rb * outFragCount);
-          if (sumsByMma)
-            next[sumAt + rb] = block.back();
-        }
-        for (int64_t ks = 0; ks < bc / 16; ++ks) {
-          SmallVector<Value, 2> stepFrags;
-          for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-            stepFrags.push_back(probFrags[rb * (bc / 16) + ks]);
-            if (sumsByMma)
-              next[sumAt + rb] =
-                  mmaSync(stepFrags.back(), onesFrag, next[sumAt + rb]);
-          }
-          multiplyValueTile(args.valueTile, slot, stepFrags, ks, outFrags);
-        }
-        if (doubleBuffered)
-          next.back() = otherSlot;
-        return next;
-      },
-      [&](Value tileStart, ValueRange state) {
-        fetchTile(m.add(tileStart, index(bc)),
-                  doubleBuffered ? state.back() : Value());
-      });
-
+void KernelBuilder::storeMmaOutput(const MmaKernel &k, scf::ForOp tiles) {
   // out = O / sum (the row's 4 lanes' partial sums), 0 for a row that saw
-  // no key (NaN stays NaN).
-  Type outElement = getElementTypeOrSelf(args.out.getType());
-  for (int64_t r = 0; r < laneRows; ++r) {
+  // no key (NaN stays NaN). Out is written in pairs (outChunk), aligned as
+  // the launcher checks.
+  Type outElement = getElementTypeOrSelf(k.args.out.getType());
+  auto pairF32 = VectorType::get({2}, b.getF32Type());
+  for (int64_t r = 0; r < k.laneRows; ++r) {
     Value sum =
-        sumsByMma
-            ? vector::ExtractOp::create(b, loc, tiles.getResult(sumAt + r / 2),
+        k.sumsByMma
+            ? vector::ExtractOp::create(b, loc,
+                                        tiles.getResult(k.sumAt + r / 2),
                                         ArrayRef<int64_t>{r % 2, 0})
                   .getResult()
-            : combineLanes(tiles.getResult(sumAt + r), 4, /*max=*/false);
+            : combineLanes(tiles.getResult(k.sumAt + r), 4, /*max=*/false);
     // The row's quad holds the same max and sum: its first lane stores.
-    storeLse(args, batch, rowHeads[r], rows[r], tiles.getResult(r), sum,
-             m.both(valid[r], m.eq(rem(lane, index(4)), index(0))));
+    storeLse(k.args, k.batch, k.rowHeads[r], k.rows[r], tiles.getResult(r), sum,
+             m.both(k.valid[r], m.eq(rem(k.lane, index(4)), index(0))));
     Value noKey =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, zero);
-    auto store = scf::IfOp::create(b, loc, valid[r], /*withElseRegion=*/false);
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum, k.zero);
+    auto store =
+        scf::IfOp::create(b, loc, k.valid[r], /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&store.getThenRegion().front());
-    for (int64_t nv = 0; nv < outFragCount; ++nv) {
+    for (int64_t nv = 0; nv < k.outFragCount; ++nv) {
       Value rowPair = vector::ExtractOp::create(
-          b, loc, tiles.getResult(outAt + r / 2 * outFragCount + nv),
+          b, loc, tiles.getResult(k.outAt + r / 2 * k.outFragCount + nv),
           ArrayRef<int64_t>{r % 2});
-      auto pairF32 = VectorType::get({2}, f32Type);
       Value result = arith::SelectOp::create(
           b, loc, noKey,
           arith::ConstantOp::create(b, loc,
@@ -737,14 +809,13 @@ void KernelBuilder::buildMma(gpu::GPUFuncOp kernel) {
       if (!outElement.isF32())
         result = arith::TruncFOp::create(
             b, loc, VectorType::get({2}, outElement), result);
-      Value at = atSplit(
-          m.add(rowOffset(batch, rowHeads[r], rows[r], heads, args.sq, dv),
-                m.add(pairCol, index(nv * 8))),
-          dv);
+      Value at = atSplit(m.add(rowOffset(k.batch, k.rowHeads[r], k.rows[r],
+                                         qHeadCount, k.args.sq, k.dv),
+                               m.add(k.pairCol, index(nv * 8))),
+                         k.dv);
       vector::StoreOp::create(
-          b, loc, result, args.out, at, /*nontemporal=*/false,
+          b, loc, result, k.args.out, at, /*nontemporal=*/false,
           llvm::MaybeAlign(2 * outElement.getIntOrFloatBitWidth() / 8));
     }
   }
-  gpu::ReturnOp::create(b, loc);
 }
