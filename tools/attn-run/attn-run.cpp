@@ -551,7 +551,6 @@ static llvm::Error launchGPURun(CUDADevice &device,
   return device.synchronize();
 }
 
-/// Calls the entry point with one DLTensor pointer per operand.
 /// NaN in every element: a kernel that skips an element of an output shows.
 static void fillNaN(HostTensor &t, const attn_operand_desc &desc) {
   int64_t n = numElements(t.shape);
@@ -650,6 +649,428 @@ static int callEntry(void *entry, std::vector<HostTensor> &tensors) {
   return callWithCount(entry, a.data(), a.size());
 }
 
+namespace {
+/// The sizes of one run, by ATTN_SYM_*.
+using ProblemSizes = std::array<int64_t, ATTN_NUM_SYMBOLS>;
+} // namespace
+
+static const char *const kSymbolNames[ATTN_NUM_SYMBOLS] = {
+    "b", "hq", "hkv", "sq", "sk", "d", "dv", "nb"};
+
+/// A SPEC's score modification and Gaussian kernel, by the reference's own
+/// formulas rather than by interpreting what the compiler built for them.
+static void useSpecFormulas(const AttentionSpec &spec, ProblemTemplate &t) {
+  if (spec.mod == AttentionSpec::ScoreMod::Alibi) {
+    std::vector<double> slopes = referenceAlibiSlopes(spec.qHeads);
+    t.problem.scoreMod = [slopes](double s, int64_t, int64_t h, int64_t i,
+                                  int64_t j) {
+      return s + slopes[h] * static_cast<double>(j - i);
+    };
+  } else if (spec.mod == AttentionSpec::ScoreMod::Softcap) {
+    double cap = spec.softcap;
+    t.problem.scoreMod = [cap](double s, int64_t, int64_t, int64_t, int64_t) {
+      return cap * std::tanh(s / cap);
+    };
+  }
+  // The Gaussian kernel's width comes from the spec, not from the scale the
+  // compiler derived from it.
+  if (spec.kind == AttentionSpec::Kind::Gaussian) {
+    t.problem.gaussian = true;
+    t.scale = 1.0 / (spec.sigma * spec.sigma) / spec.temperature.value_or(1.0);
+  }
+}
+
+/// The sizes of each run: the compiled sizes, then the SPEC's, then each
+/// --dims. Fails unless every size is known, matches what is compiled, and
+/// the run's tensors fit in this machine's memory.
+static llvm::Expected<SmallVector<ProblemSizes>>
+runSizes(const KernelSignature &signature,
+         const std::optional<AttentionSpec> &spec) {
+  ProblemSizes base;
+  std::copy(std::begin(signature.staticSizes), std::end(signature.staticSizes),
+            base.begin());
+  if (spec)
+    base = {spec->batch, spec->qHeads,  spec->kvHeads,  spec->qLen,
+            spec->kvLen, spec->headDim, spec->valueDim, spec->relposBuckets};
+  // NB exists only with a rel_bias table, whose bucket count is static.
+  base[ATTN_SYM_NB] = std::max<int64_t>(base[ATTN_SYM_NB], 0);
+  SmallVector<ProblemSizes> sizeSets;
+  for (const std::string &text : dimsList) {
+    ProblemSizes sizes = base;
+    if (llvm::Error error = parseDims(text, sizes.data()))
+      return std::move(error);
+    sizeSets.push_back(sizes);
+  }
+  if (sizeSets.empty())
+    sizeSets.push_back(base);
+  for (const ProblemSizes &sizes : sizeSets) {
+    for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s) {
+      if (sizes[s] < 0)
+        return llvm::createStringError(
+            Twine("dimension '") + kSymbolNames[s] +
+            "' is dynamic: give its size with --dims");
+      int64_t compiled = signature.staticSizes[s];
+      if (compiled >= 0 && sizes[s] != compiled)
+        return llvm::createStringError(
+            Twine("dimension '") + kSymbolNames[s] + "' is compiled as " +
+            Twine(compiled) + "; --dims can only size dynamic dimensions");
+    }
+    if (llvm::Error error = checkHostMemory(signature, sizes))
+      return std::move(error);
+  }
+  return sizeSets;
+}
+
+/// "b=2,hq=4,...": a run's sizes as the check lines and --json print them
+/// (nb only where there is a rel_bias table).
+static std::string formatSizes(const ProblemSizes &sizes) {
+  std::string text;
+  for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s)
+    if (s != ATTN_SYM_NB || sizes[s])
+      text +=
+          llvm::formatv("{0}{1}={2}", s ? "," : "", kSymbolNames[s], sizes[s]);
+  return text;
+}
+
+namespace {
+/// A CPU kernel JIT-compiled into this process.
+struct JITKernel {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  void *entry = nullptr;
+  const char *(*errorString)(int) = nullptr;
+  // The fused loops' key-tile counters (null when no loop was fused).
+  int64_t *tilesTotal = nullptr, *tilesComputed = nullptr;
+};
+} // namespace
+
+/// Compiles `func` exactly as attn-compile does and JIT-loads it into
+/// `kernel`: 0, or the exit code once the reason is printed.
+static int jitCPUKernel(func::FuncOp func, const KernelSignature &signature,
+                        JITKernel &kernel) {
+  CPUTargetOptions options = flags.options();
+  if (llvm::Error error = checkCPUTarget(options))
+    return usageError(llvm::toString(std::move(error)));
+  options.countTiles = flags.fused; // one atomic add per query tile and counter
+  auto llvmCtx = std::make_unique<llvm::LLVMContext>();
+  StringRef entryName = "attn_run_kernel";
+  FailureOr<std::unique_ptr<llvm::Module>> module =
+      compileCPUKernel(func, entryName, signature, options, *llvmCtx);
+  if (failed(module))
+    return 1;
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!machineBuilder)
+    return usageError(llvm::toString(machineBuilder.takeError()));
+  machineBuilder->setCPU(resolveHostCPU(flags.cpu));
+  machineBuilder->getFeatures() =
+      llvm::SubtargetFeatures(resolveHostFeatures(flags.features));
+  machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto jit = llvm::orc::LLJITBuilder()
+                 .setJITTargetMachineBuilder(std::move(*machineBuilder))
+                 .create();
+  if (!jit)
+    return usageError(llvm::toString(jit.takeError()));
+  auto processSymbols =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+          (*jit)->getDataLayout().getGlobalPrefix());
+  if (!processSymbols)
+    return usageError(llvm::toString(processSymbols.takeError()));
+  (*jit)->getMainJITDylib().addGenerator(std::move(*processSymbols));
+  if (llvm::Error error = (*jit)->addIRModule(
+          llvm::orc::ThreadSafeModule(std::move(*module), std::move(llvmCtx))))
+    return usageError(llvm::toString(std::move(error)));
+  auto entrySymbol = (*jit)->lookup(entryName);
+  if (!entrySymbol)
+    return usageError(llvm::toString(entrySymbol.takeError()));
+  kernel.entry = entrySymbol->toPtr<void *>();
+  kernel.errorString = (*jit)
+                           ->lookup((entryName + "_error_string").str())
+                           ->toPtr<const char *(int)>();
+  auto counter = [&](StringRef name) -> int64_t * {
+    auto symbol = (*jit)->lookup(name);
+    if (!symbol) {
+      llvm::consumeError(symbol.takeError());
+      return nullptr;
+    }
+    return symbol->toPtr<int64_t *>();
+  };
+  kernel.tilesTotal = counter("attn_tiles_total");
+  kernel.tilesComputed = counter("attn_tiles_computed");
+  kernel.jit = std::move(*jit);
+  return 0;
+}
+
+/// Compiles `func` for `device` exactly as attn-compile does and loads the
+/// cubin, else the PTX, into `kernel`: 0, or the exit code once the reason
+/// is printed.
+static int loadGPUKernel(CUDADevice &device, func::FuncOp func,
+                         GPUKernelBinary &kernel) {
+  GPUTargetOptions options =
+      flags.gpuOptions(chip.empty() ? device.chip() : chip.getValue());
+  if (llvm::Error error = checkGPUTarget(options))
+    return usageError("--target gpu: " + llvm::toString(std::move(error)));
+  FailureOr<GPUKernelBinary> binary =
+      compileGPUKernel(func, "attn_run_kernel", options);
+  if (failed(binary))
+    return 1;
+  kernel = *binary;
+  std::vector<std::string> functions;
+  for (const GPULaunch &launch : kernel.launches)
+    functions.push_back(launch.function);
+  if (llvm::Error error = device.load(kernel.cubin, kernel.ptx, functions)) {
+    llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
+                 << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+namespace {
+/// One run's inputs, as the references read them.
+struct ReferenceInputs {
+  ReferenceProblem p;
+  std::vector<int32_t> kvLens, spans; // p's, as integers
+  const float *q = nullptr, *k = nullptr, *v = nullptr;
+  // attn.multi_head_attention's activations and weights.
+  bool isMultiHead = false;
+  MultiHeadProjections multiHead{};
+  // attn.additive_attention's score weights (its w_q and w_k are
+  // multiHead's); its projections are stored in q's element type.
+  const float *scoreProj = nullptr;
+  int64_t attentionDim = 0;
+  float (*additiveRound)(float) = nullptr;
+};
+} // namespace
+
+/// Makes one DLTensor per operand of `signature` at `sizes` in `tensors`
+/// (inputs random, outputs NaN) and hands their data to the references, in
+/// `in`.
+static void bindOperands(const KernelSignature &signature,
+                         const ProblemSizes &sizes,
+                         const ProblemTemplate &problemTemplate,
+                         std::mt19937_64 &rng, std::vector<HostTensor> &tensors,
+                         ReferenceInputs &in) {
+  ReferenceProblem &p = in.p;
+  p = problemTemplate.problem;
+  p.batch = sizes[ATTN_SYM_B];
+  p.qHeads = sizes[ATTN_SYM_HQ];
+  p.kvHeads = sizes[ATTN_SYM_HKV];
+  p.qLen = sizes[ATTN_SYM_SQ];
+  p.kvLen = sizes[ATTN_SYM_SK];
+  p.headDim = sizes[ATTN_SYM_D];
+  p.valueDim = sizes[ATTN_SYM_DV];
+  p.scale = problemTemplate.scale.value_or(
+      1.0 / std::sqrt(static_cast<double>(p.headDim)));
+  MultiHeadProjections &multiHead = in.multiHead;
+  llvm::StringMap<const float **> multiHeadInputs = {
+      {"x_q", &multiHead.xq}, {"x_k", &multiHead.xk}, {"x_v", &multiHead.xv},
+      {"w_q", &multiHead.wq}, {"w_k", &multiHead.wk}, {"w_v", &multiHead.wv},
+      {"w_o", &multiHead.wo}};
+  in.isMultiHead =
+      llvm::any_of(signature.operands, [](const KernelOperand &operand) {
+        return operand.name == "x_q";
+      });
+  tensors.resize(signature.operands.size());
+  for (auto [t, operand] : llvm::zip(tensors, signature.operands)) {
+    SmallVector<int64_t> bound = operandShape(operand, sizes);
+    t.shape.assign(bound.begin(), bound.end());
+    // kind=mha's weights W [in, out] are of unit gain, uniform in
+    // +-sqrt(3 / in), as models initialize them: the projected Q, K, V
+    // and out keep the size of their inputs (unscaled, |out| ~ 10 and
+    // scores ~ 30 would make f16 rounding, not the kernel, the error).
+    float weightBound = 1.0f;
+    if (in.isMultiHead && multiHeadInputs.count(operand.name) &&
+        llvm::StringRef(operand.name).starts_with("w_"))
+      weightBound = std::sqrt(3.0f / static_cast<float>(t.shape.front()));
+    if (!operand.isOutput())
+      fillRandom(t, operand.desc, rng, p.kvLen, weightBound);
+    else
+      fillNaN(t, operand.desc); // what the kernel does not write shows
+    t.tensor.data = t.bytes.data();
+    t.tensor.device = {kDLCPU, 0};
+    t.tensor.ndim = static_cast<int32_t>(t.shape.size());
+    t.tensor.dtype = {static_cast<uint8_t>(operand.desc.dtype_code),
+                      static_cast<uint8_t>(operand.desc.dtype_bits), 1};
+    t.tensor.shape = t.shape.data();
+    t.tensor.strides = nullptr;
+    t.tensor.byte_offset = 0;
+
+    // Hand the data to the reference, broadcast dims padded to rank 4.
+    const std::vector<int64_t> &shape = t.shape;
+    auto padded = [&shape](int64_t *dims) {
+      int64_t offset = 4 - static_cast<int64_t>(shape.size());
+      for (auto [d, size] : llvm::enumerate(shape))
+        dims[d + offset] = size;
+    };
+    if (const float **input = multiHeadInputs.lookup(operand.name)) {
+      *input = t.values.data();
+      if (operand.name == "x_q") {
+        multiHead.embed = t.shape.back();
+        multiHead.round = roundTo(operand.desc);
+      }
+      if (operand.name == "w_o")
+        multiHead.outEmbed = t.shape.back();
+    } else if (operand.name == "w_score") {
+      in.scoreProj = t.values.data();
+      in.attentionDim = t.shape.front();
+    } else if (operand.name == "q") {
+      in.q = t.values.data();
+      in.additiveRound = roundTo(operand.desc);
+    } else if (operand.name == "k")
+      in.k = t.values.data();
+    else if (operand.name == "v")
+      in.v = t.values.data();
+    else if (operand.name == "mask") {
+      p.maskData = t.bytes.data();
+      padded(p.maskDims);
+    } else if (operand.name == "bias") {
+      p.biasData = t.values.data();
+      padded(p.biasDims);
+    } else if (operand.name == "rel_bias") {
+      p.relBias = t.values.data();
+    } else if (operand.name == "additive_weight") {
+      p.additiveWeight = t.values.data();
+    } else if (operand.name == "kv_lens") {
+      for (float len : t.values)
+        in.kvLens.push_back(static_cast<int32_t>(len));
+      p.kvLens = in.kvLens.data();
+    } else if (operand.name == "spans") {
+      for (float span : t.values)
+        in.spans.push_back(static_cast<int32_t>(span));
+      p.spans = in.spans.data();
+    } else if (operand.name == "block_mask") {
+      p.blockMask = reinterpret_cast<const int8_t *>(t.bytes.data());
+      padded(p.blockMaskDims);
+      p.blockSizes[0] = operand.desc.blocks[2];
+      p.blockSizes[1] = operand.desc.blocks[3];
+    }
+  }
+}
+
+/// The reference's output of one run into `expected`, and its lse into
+/// `expectedLse` where not null (attention only).
+static void computeReference(const ReferenceInputs &in, double *expected,
+                             double *expectedLse) {
+  if (in.multiHead.xq)
+    referenceMultiHeadAttention(in.p, in.multiHead, expected);
+  else if (in.scoreProj)
+    referenceAdditiveAttention(in.p, in.q, in.k, in.v, in.multiHead.wq,
+                               in.multiHead.wk, in.scoreProj, in.attentionDim,
+                               in.additiveRound, expected);
+  else
+    referenceAttention(in.p, in.q, in.k, in.v, expected, expectedLse);
+}
+
+/// Compares the kernel's output `got` with `want`, prints the check line
+/// `what` of the run `runDims`, adds the error to `maxErr` and says whether
+/// it is within `tolerance` (scaled by the largest wanted value above 1 with
+/// `scaleBySize`).
+static bool checkOutput(StringRef what, StringRef runDims,
+                        const HostTensor &got, const attn_operand_desc &desc,
+                        ArrayRef<double> want, double tolerance,
+                        bool scaleBySize, double &maxErr) {
+  double err = 0, limit = tolerance, largest = 0;
+  for (double w : want)
+    largest = std::max(largest, std::fabs(w));
+  if (scaleBySize && largest > 1)
+    limit *= largest;
+  for (auto [i, w] : llvm::enumerate(want)) {
+    double value = readFloat(got, desc, i);
+    // Equal infinities (the lse of a row without keys) agree.
+    double diff = value == w ? 0.0 : std::fabs(value - w);
+    if (std::isnan(value) || std::isnan(diff))
+      diff = std::numeric_limits<double>::infinity();
+    err = std::max(err, diff);
+  }
+  maxErr = std::max(maxErr, err);
+  bool ok = err <= limit;
+  llvm::outs() << llvm::formatv(
+      "{0} {1}: max abs error {2:e} (tolerance {3:e}) {4}\n", what, runDims,
+      err, limit, ok ? "ok" : "FAILED");
+  return ok;
+}
+
+/// The median time in milliseconds of `count` calls of `runOnce`, after
+/// one to warm up.
+static double medianMilliseconds(function_ref<void()> runOnce, unsigned count) {
+  std::vector<double> times;
+  runOnce();
+  for (unsigned r = 0; r < count; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    runOnce();
+    std::chrono::duration<double, std::milli> elapsed =
+        std::chrono::steady_clock::now() - start;
+    times.push_back(elapsed.count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+namespace {
+/// What the runs found, for --json.
+struct RunResults {
+  std::string dims; // each run's, ';'-separated
+  bool ok = true;
+  double tolerance = 0, maxAbsErr = 0, lseMaxAbsErr = 0;
+  double medianMs = 0, gflops = 0; // the first run's, with --bench
+  int64_t tilesTotal = 0, tilesComputed = 0, tilesVisible = 0;
+};
+} // namespace
+
+/// --json: one object describing the runs and the kernel.
+static void printJson(const KernelSource &source, const RunResults &r,
+                      bool hasLse, unsigned threads, CUDADevice *device,
+                      const GPUKernelBinary &gpuKernel) {
+  bool onGPU = device != nullptr;
+  // On the GPU: the attention kernel's launch.
+  auto attention = [&](auto field) -> llvm::json::Value {
+    if (!onGPU)
+      return nullptr;
+    return field(gpuKernel.attention());
+  };
+  llvm::json::Object result{
+      {"spec", source.spec ? source.spec->str() : source.description},
+      {"target", target.getValue()},
+      {"dims", r.dims},
+      {"ok", r.ok},
+      {"checked", check.getValue()},
+      {"max_abs_err", check ? llvm::json::Value(r.maxAbsErr) : nullptr},
+      {"lse_max_abs_err", check && hasLse ? llvm::json::Value(r.lseMaxAbsErr)
+                                          : llvm::json::Value(nullptr)},
+      {"tolerance", r.tolerance},
+      {"median_ms", bench ? llvm::json::Value(r.medianMs) : nullptr},
+      {"gflops", bench ? llvm::json::Value(r.gflops) : nullptr},
+      {"threads", threads},
+      {"fused", flags.fused.getValue()},
+      {"ukernels", !onGPU && flags.fused && flags.ukernels},
+      {"device",
+       onGPU ? llvm::json::Value(device->name() + " (" + gpuKernel.chip + ")")
+             : llvm::json::Value(nullptr)},
+      // ptxas's registers per thread of the attention kernel.
+      {"registers", attention([&](const GPULaunch &launch) {
+         return gpuKernel.resourcesOf(launch.function)->registers;
+       })},
+      // The blocks that share each query block's keys (split-K).
+      {"kv_splits",
+       attention([](const GPULaunch &launch) { return launch.kvSplits; })},
+      // The query heads each block computes (GQA packing).
+      {"packed_heads",
+       attention([](const GPULaunch &launch) { return launch.packedHeads; })},
+      // The blocks that each compute a slice of Dv's columns (linear).
+      {"column_blocks",
+       attention([](const GPULaunch &launch) { return launch.columnBlocks; })},
+      {"tiles_total", r.tilesTotal ? llvm::json::Value(r.tilesTotal) : nullptr},
+      {"tiles_computed",
+       r.tilesTotal ? llvm::json::Value(r.tilesComputed) : nullptr},
+      {"tiles_visible",
+       r.tilesVisible ? llvm::json::Value(r.tilesVisible) : nullptr},
+      {"seed", seed.getValue()},
+      {"peak_rss_mb", peakRssMegabytes()},
+  };
+  llvm::outs() << llvm::json::Value(std::move(result)) << "\n";
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // libMLIR registers an undocumented global -threads; ours replaces it.
@@ -676,11 +1097,11 @@ int main(int argc, char **argv) {
                         llvm::toString(opened.takeError()));
     device = std::move(*opened);
   }
-  // Each thread is an OS thread: far more than the machine has only
-  // exhausts the process limit.
   if (toleranceOpt.getNumOccurrences() && !(toleranceOpt >= 0))
     return usageError("--tolerance must be a non-negative number, got " +
                       llvm::formatv("{0}", toleranceOpt.getValue()).str());
+  // Each thread is an OS thread: far more than the machine has only
+  // exhausts the process limit.
   if (threads == 0 || threads > 1024)
     return usageError("--threads must be in [1, 1024], got " +
                       Twine(threads.getValue()));
@@ -707,32 +1128,8 @@ int main(int argc, char **argv) {
   FailureOr<ProblemTemplate> problemTemplate = describeProblem(source->func);
   if (failed(problemTemplate))
     return 1;
-  // A SPEC's score modification, by the reference's own formula rather than
-  // by interpreting the region the compiler built for it.
-  if (source->spec && source->spec->mod != AttentionSpec::ScoreMod::None) {
-    if (source->spec->mod == AttentionSpec::ScoreMod::Alibi) {
-      std::vector<double> slopes = referenceAlibiSlopes(source->spec->qHeads);
-      problemTemplate->problem.scoreMod = [slopes](double s, int64_t, int64_t h,
-                                                   int64_t i, int64_t j) {
-        return s + slopes[h] * static_cast<double>(j - i);
-      };
-    } else if (source->spec->mod == AttentionSpec::ScoreMod::Softcap) {
-      double cap = source->spec->softcap;
-      problemTemplate->problem.scoreMod = [cap](double s, int64_t, int64_t,
-                                                int64_t, int64_t) {
-        return cap * std::tanh(s / cap);
-      };
-    }
-  }
-
-  // A SPEC's Gaussian kernel: the reference takes its width from the spec,
-  // not from the scale the compiler derived from it.
-  if (source->spec && source->spec->kind == AttentionSpec::Kind::Gaussian) {
-    const AttentionSpec &spec = *source->spec;
-    problemTemplate->problem.gaussian = true;
-    problemTemplate->scale =
-        1.0 / (spec.sigma * spec.sigma) / spec.temperature.value_or(1.0);
-  }
+  if (source->spec)
+    useSpecFormulas(*source->spec, *problemTemplate);
 
   if (blockMap.getNumOccurrences() || !blockMap.empty())
     return drawBlockMap(*source);
@@ -741,126 +1138,17 @@ int main(int argc, char **argv) {
                     [](const KernelOperand &o) { return o.name == "lse"; }))
     return usageError("--weights needs a kernel with an lse output (spec: "
                       "lse=true)");
+  llvm::Expected<SmallVector<ProblemSizes>> sizeSets =
+      runSizes(*signature, source->spec);
+  if (!sizeSets)
+    return usageError(llvm::toString(sizeSets.takeError()));
 
-  // The sizes of each run: compiled sizes, then the SPEC's, then --dims.
-  SmallVector<std::array<int64_t, ATTN_NUM_SYMBOLS>> sizeSets;
-  std::array<int64_t, ATTN_NUM_SYMBOLS> base;
-  std::copy(std::begin(signature->staticSizes),
-            std::end(signature->staticSizes), base.begin());
-  if (const std::optional<AttentionSpec> &spec = source->spec)
-    base = {spec->batch, spec->qHeads,  spec->kvHeads,  spec->qLen,
-            spec->kvLen, spec->headDim, spec->valueDim, spec->relposBuckets};
-  // NB exists only with a rel_bias table, whose bucket count is static.
-  base[ATTN_SYM_NB] = std::max<int64_t>(base[ATTN_SYM_NB], 0);
-  for (const std::string &text : dimsList) {
-    std::array<int64_t, ATTN_NUM_SYMBOLS> sizes = base;
-    if (llvm::Error error = parseDims(text, sizes.data()))
-      return usageError(llvm::toString(std::move(error)));
-    sizeSets.push_back(sizes);
-  }
-  if (sizeSets.empty())
-    sizeSets.push_back(base);
-  static const char *const symbolNames[ATTN_NUM_SYMBOLS] = {
-      "b", "hq", "hkv", "sq", "sk", "d", "dv", "nb"};
-  for (auto &sizes : sizeSets) {
-    for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s) {
-      if (sizes[s] < 0)
-        return usageError(Twine("dimension '") + symbolNames[s] +
-                          "' is dynamic: give its size with --dims");
-      int64_t compiled = signature->staticSizes[s];
-      if (compiled >= 0 && sizes[s] != compiled)
-        return usageError(Twine("dimension '") + symbolNames[s] +
-                          "' is compiled as " + Twine(compiled) +
-                          "; --dims can only size dynamic dimensions");
-    }
-    if (llvm::Error error = checkHostMemory(*signature, sizes))
-      return usageError(llvm::toString(std::move(error)));
-  }
-
-  // Compile exactly as attn-compile does, then JIT the LLVM module (CPU) or
-  // load the cubin, else the PTX (GPU).
-  void *entry = nullptr;
-  const char *(*errorString)(int) = nullptr;
-  int64_t *tilesTotalCounter = nullptr, *tilesComputedCounter = nullptr;
-  std::unique_ptr<llvm::orc::LLJIT> jitHolder;
+  JITKernel cpuKernel;
   GPUKernelBinary gpuKernel;
-  if (onGPU) {
-    GPUTargetOptions options =
-        flags.gpuOptions(chip.empty() ? device->chip() : chip.getValue());
-    if (llvm::Error error = checkGPUTarget(options))
-      return usageError("--target gpu: " + llvm::toString(std::move(error)));
-    FailureOr<GPUKernelBinary> binary =
-        compileGPUKernel(source->func, "attn_run_kernel", options);
-    if (failed(binary))
-      return 1;
-    gpuKernel = *binary;
-    std::vector<std::string> functions;
-    for (const GPULaunch &launch : gpuKernel.launches)
-      functions.push_back(launch.function);
-    if (llvm::Error error =
-            device->load(gpuKernel.cubin, gpuKernel.ptx, functions)) {
-      llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
-                   << "\n";
-      return 1;
-    }
-  } else {
-    // Compile exactly as attn-compile does, then JIT the LLVM module.
-    CPUTargetOptions options = flags.options();
-    if (llvm::Error error = checkCPUTarget(options))
-      return usageError(llvm::toString(std::move(error)));
-    options.countTiles =
-        flags.fused; // one atomic add per query tile and counter
-    auto llvmCtx = std::make_unique<llvm::LLVMContext>();
-    StringRef entryName = "attn_run_kernel";
-    FailureOr<std::unique_ptr<llvm::Module>> module = compileCPUKernel(
-        source->func, entryName, *signature, options, *llvmCtx);
-    if (failed(module))
-      return 1;
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    auto machineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-    if (!machineBuilder)
-      return usageError(llvm::toString(machineBuilder.takeError()));
-    machineBuilder->setCPU(resolveHostCPU(flags.cpu));
-    machineBuilder->getFeatures() =
-        llvm::SubtargetFeatures(resolveHostFeatures(flags.features));
-    machineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-    auto jit = llvm::orc::LLJITBuilder()
-                   .setJITTargetMachineBuilder(std::move(*machineBuilder))
-                   .create();
-    if (!jit)
-      return usageError(llvm::toString(jit.takeError()));
-    auto processSymbols =
-        llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-            (*jit)->getDataLayout().getGlobalPrefix());
-    if (!processSymbols)
-      return usageError(llvm::toString(processSymbols.takeError()));
-    (*jit)->getMainJITDylib().addGenerator(std::move(*processSymbols));
-    if (llvm::Error error = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(
-            std::move(*module), std::move(llvmCtx))))
-      return usageError(llvm::toString(std::move(error)));
-    auto entrySymbol = (*jit)->lookup(entryName);
-    if (!entrySymbol)
-      return usageError(llvm::toString(entrySymbol.takeError()));
-    entry = entrySymbol->toPtr<void *>();
-    errorString = (*jit)
-                      ->lookup((entryName + "_error_string").str())
-                      ->toPtr<const char *(int)>();
-
-    // The fused loops' key-tile counters (absent when no loop was fused).
-    auto counter = [&](StringRef name) -> int64_t * {
-      auto symbol = (*jit)->lookup(name);
-      if (!symbol) {
-        llvm::consumeError(symbol.takeError());
-        return nullptr;
-      }
-      return symbol->toPtr<int64_t *>();
-    };
-    tilesTotalCounter = counter("attn_tiles_total");
-    tilesComputedCounter = counter("attn_tiles_computed");
-    jitHolder = std::move(*jit);
-  }
-  int64_t tilesTotal = 0, tilesComputed = 0, tilesVisible = 0;
+  if (int error = onGPU ? loadGPUKernel(*device, source->func, gpuKernel)
+                        : jitCPUKernel(source->func, *signature, cpuKernel))
+    return error;
+  bool countsTiles = cpuKernel.tilesTotal && cpuKernel.tilesComputed;
 
   // Where the outputs sit among the operands (lse: -1 when absent).
   auto operandIndex = [&](StringRef name) -> int64_t {
@@ -871,129 +1159,25 @@ int main(int argc, char **argv) {
   };
   int64_t outIndex = operandIndex("out"), lseIndex = operandIndex("lse");
   const attn_operand_desc &outDesc = signature->operands[outIndex].desc;
-  double tolerance =
+  RunResults results;
+  results.tolerance =
       toleranceOpt >= 0 ? toleranceOpt.getValue() : defaultTolerance(outDesc);
   // Tensor cores multiply P rounded to the inputs' type (FlashAttention's
   // P·V): an f32 output of f16/bf16 inputs is as exact as that type.
   if (onGPU && flags.mma && toleranceOpt < 0)
-    tolerance =
-        std::max(tolerance, defaultTolerance(signature->operands[0].desc));
+    results.tolerance = std::max(results.tolerance,
+                                 defaultTolerance(signature->operands[0].desc));
   std::mt19937_64 rng(seed);
-  double maxAbsErr = 0, lseMaxAbsErr = 0;
-  bool ok = true;
-  double medianMs = 0, gflops = 0;
-  std::string dimsText;
 
-  for (auto [runIndex, sizes] : llvm::enumerate(sizeSets)) {
-    // Build and fill one DLTensor per operand.
-    std::vector<HostTensor> tensors(signature->operands.size());
-    ReferenceProblem p = problemTemplate->problem;
-    p.batch = sizes[ATTN_SYM_B];
-    p.qHeads = sizes[ATTN_SYM_HQ];
-    p.kvHeads = sizes[ATTN_SYM_HKV];
-    p.qLen = sizes[ATTN_SYM_SQ];
-    p.kvLen = sizes[ATTN_SYM_SK];
-    p.headDim = sizes[ATTN_SYM_D];
-    p.valueDim = sizes[ATTN_SYM_DV];
-    p.scale = problemTemplate->scale.value_or(
-        1.0 / std::sqrt(static_cast<double>(p.headDim)));
-    std::vector<int32_t> kvLens, spans;
-    const float *q = nullptr, *k = nullptr, *v = nullptr;
-    // attn.multi_head_attention's activations and weights.
-    MultiHeadProjections multiHead{};
-    // attn.additive_attention's score weights (its w_q and w_k are
-    // multiHead's).
-    const float *scoreProj = nullptr;
-    int64_t attentionDim = 0;
-    // Its projections are stored in q's element type.
-    float (*additiveRound)(float) = nullptr;
-    llvm::StringMap<const float **> multiHeadInputs = {
-        {"x_q", &multiHead.xq}, {"x_k", &multiHead.xk}, {"x_v", &multiHead.xv},
-        {"w_q", &multiHead.wq}, {"w_k", &multiHead.wk}, {"w_v", &multiHead.wv},
-        {"w_o", &multiHead.wo}};
-    bool isMultiHead =
-        llvm::any_of(signature->operands, [](const KernelOperand &operand) {
-          return operand.name == "x_q";
-        });
-    for (auto [t, operand] : llvm::zip(tensors, signature->operands)) {
-      SmallVector<int64_t> bound = operandShape(operand, sizes);
-      t.shape.assign(bound.begin(), bound.end());
-      // kind=mha's weights W [in, out] are of unit gain, uniform in
-      // +-sqrt(3 / in), as models initialize them: the projected Q, K, V
-      // and out keep the size of their inputs (unscaled, |out| ~ 10 and
-      // scores ~ 30 would make f16 rounding, not the kernel, the error).
-      float weightBound = 1.0f;
-      if (isMultiHead && multiHeadInputs.count(operand.name) &&
-          llvm::StringRef(operand.name).starts_with("w_"))
-        weightBound = std::sqrt(3.0f / static_cast<float>(t.shape.front()));
-      if (!operand.isOutput())
-        fillRandom(t, operand.desc, rng, p.kvLen, weightBound);
-      else
-        fillNaN(t, operand.desc); // what the kernel does not write shows
-      t.tensor.data = t.bytes.data();
-      t.tensor.device = {kDLCPU, 0};
-      t.tensor.ndim = static_cast<int32_t>(t.shape.size());
-      t.tensor.dtype = {static_cast<uint8_t>(operand.desc.dtype_code),
-                        static_cast<uint8_t>(operand.desc.dtype_bits), 1};
-      t.tensor.shape = t.shape.data();
-      t.tensor.strides = nullptr;
-      t.tensor.byte_offset = 0;
+  for (auto [runIndex, sizes] : llvm::enumerate(*sizeSets)) {
+    std::vector<HostTensor> tensors;
+    ReferenceInputs in;
+    bindOperands(*signature, sizes, *problemTemplate, rng, tensors, in);
+    const ReferenceProblem &p = in.p;
 
-      // Hand the data to the reference, broadcast dims padded to rank 4.
-      const std::vector<int64_t> &shape = t.shape;
-      auto padded = [&shape](int64_t *dims) {
-        int64_t offset = 4 - static_cast<int64_t>(shape.size());
-        for (auto [d, size] : llvm::enumerate(shape))
-          dims[d + offset] = size;
-      };
-      if (const float **input = multiHeadInputs.lookup(operand.name)) {
-        *input = t.values.data();
-        if (operand.name == "x_q") {
-          multiHead.embed = t.shape.back();
-          multiHead.round = roundTo(operand.desc);
-        }
-        if (operand.name == "w_o")
-          multiHead.outEmbed = t.shape.back();
-      } else if (operand.name == "w_score") {
-        scoreProj = t.values.data();
-        attentionDim = t.shape.front();
-      } else if (operand.name == "q") {
-        q = t.values.data();
-        additiveRound = roundTo(operand.desc);
-      } else if (operand.name == "k")
-        k = t.values.data();
-      else if (operand.name == "v")
-        v = t.values.data();
-      else if (operand.name == "mask") {
-        p.maskData = t.bytes.data();
-        padded(p.maskDims);
-      } else if (operand.name == "bias") {
-        p.biasData = t.values.data();
-        padded(p.biasDims);
-      } else if (operand.name == "rel_bias") {
-        p.relBias = t.values.data();
-      } else if (operand.name == "additive_weight") {
-        p.additiveWeight = t.values.data();
-      } else if (operand.name == "kv_lens") {
-        for (float len : t.values)
-          kvLens.push_back(static_cast<int32_t>(len));
-        p.kvLens = kvLens.data();
-      } else if (operand.name == "spans") {
-        for (float span : t.values)
-          spans.push_back(static_cast<int32_t>(span));
-        p.spans = spans.data();
-      } else if (operand.name == "block_mask") {
-        p.blockMask = reinterpret_cast<const int8_t *>(t.bytes.data());
-        padded(p.blockMaskDims);
-        p.blockSizes[0] = operand.desc.blocks[2];
-        p.blockSizes[1] = operand.desc.blocks[3];
-      }
-    }
-
-    if (tilesTotalCounter && tilesComputedCounter)
-      *tilesTotalCounter = *tilesComputedCounter = 0;
+    if (countsTiles)
+      *cpuKernel.tilesTotal = *cpuKernel.tilesComputed = 0;
     GPURun gpuRun;
-    int status = 0;
     if (onGPU) {
       llvm::Error error =
           prepareGPURun(*device, gpuKernel, tensors, sizes, gpuRun);
@@ -1009,151 +1193,67 @@ int main(int argc, char **argv) {
                      << "\n";
         return 1;
       }
-    } else {
-      status = callEntry(entry, tensors);
-    }
-    if (tilesTotalCounter && tilesComputedCounter) {
-      tilesTotal += *tilesTotalCounter;
-      tilesComputed += *tilesComputedCounter;
-      // The brute-force count, when the tile sizes are known.
-      if (flags.queryTileSize > 0 && flags.kvTileSize > 0)
-        tilesVisible +=
-            countVisibleTiles(p, flags.queryTileSize, flags.kvTileSize);
-    }
-    if (status != 0) {
+    } else if (int status = callEntry(cpuKernel.entry, tensors)) {
       llvm::errs() << "attn-run: error: the kernel returned " << status << ": "
-                   << errorString(status) << "\n";
+                   << cpuKernel.errorString(status) << "\n";
       return 1;
     }
+    if (countsTiles) {
+      results.tilesTotal += *cpuKernel.tilesTotal;
+      results.tilesComputed += *cpuKernel.tilesComputed;
+      // The brute-force count, when the tile sizes are known.
+      if (flags.queryTileSize > 0 && flags.kvTileSize > 0)
+        results.tilesVisible +=
+            countVisibleTiles(p, flags.queryTileSize, flags.kvTileSize);
+    }
 
-    std::string runDims;
-    for (int s = 0; s < ATTN_NUM_SYMBOLS; ++s)
-      if (s != ATTN_SYM_NB || sizes[s])
-        runDims +=
-            llvm::formatv("{0}{1}={2}", s ? "," : "", symbolNames[s], sizes[s]);
-    dimsText += (runIndex ? ";" : "") + runDims;
+    std::string runDims = formatSizes(sizes);
+    results.dims += (runIndex ? ";" : "") + runDims;
 
     if (check) {
       std::vector<double> expected(numElements(tensors[outIndex].shape));
       std::vector<double> expectedLse(
           lseIndex >= 0 ? numElements(tensors[lseIndex].shape) : 0);
-      if (multiHead.xq)
-        referenceMultiHeadAttention(p, multiHead, expected.data());
-      else if (scoreProj)
-        referenceAdditiveAttention(p, q, k, v, multiHead.wq, multiHead.wk,
-                                   scoreProj, attentionDim, additiveRound,
-                                   expected.data());
-      else
-        referenceAttention(p, q, k, v, expected.data(),
-                           lseIndex >= 0 ? expectedLse.data() : nullptr);
-      auto compare = [&](const char *what, int64_t index, ArrayRef<double> want,
-                         double &maxErr) {
-        double err = 0, limit = tolerance, largest = 0;
-        for (double w : want)
-          largest = std::max(largest, std::fabs(w));
-        // kind=mha: out's error (its own rounding, and the heads' output's,
-        // which W_o passes on) grows with its size.
-        if (isMultiHead && toleranceOpt < 0 && largest > 1)
-          limit *= largest;
-        for (auto [i, w] : llvm::enumerate(want)) {
-          double got =
-              readFloat(tensors[index], signature->operands[index].desc, i);
-          // Equal infinities (the lse of a row without keys) agree.
-          double diff = got == w ? 0.0 : std::fabs(got - w);
-          if (std::isnan(got) || std::isnan(diff))
-            diff = std::numeric_limits<double>::infinity();
-          err = std::max(err, diff);
-        }
-        maxErr = std::max(maxErr, err);
-        bool runOk = err <= limit;
-        ok &= runOk;
-        llvm::outs() << llvm::formatv(
-            "{0} {1}: max abs error {2:e} (tolerance {3:e}) {4}\n", what,
-            runDims, err, limit, runOk ? "ok" : "FAILED");
-      };
-      compare("check", outIndex, expected, maxAbsErr);
+      computeReference(in, expected.data(),
+                       lseIndex >= 0 ? expectedLse.data() : nullptr);
+      // kind=mha: out's error (its own rounding, and the heads' output's,
+      // which W_o passes on) grows with its size.
+      bool scaleBySize = in.isMultiHead && toleranceOpt < 0;
+      results.ok &=
+          checkOutput("check", runDims, tensors[outIndex], outDesc, expected,
+                      results.tolerance, scaleBySize, results.maxAbsErr);
       if (lseIndex >= 0)
-        compare("check lse", lseIndex, expectedLse, lseMaxAbsErr);
+        results.ok &=
+            checkOutput("check lse", runDims, tensors[lseIndex],
+                        signature->operands[lseIndex].desc, expectedLse,
+                        results.tolerance, scaleBySize, results.lseMaxAbsErr);
     }
 
     if (!weights.empty() && runIndex == 0)
-      if (int error = writeWeights(p, q, k, tensors[lseIndex],
+      if (int error = writeWeights(p, in.q, in.k, tensors[lseIndex],
                                    signature->operands[lseIndex].desc))
         return error;
 
     if (bench && runIndex == 0) {
-      std::vector<double> times;
-      auto runOnce = [&] {
-        if (onGPU)
-          llvm::consumeError(launchGPURun(*device, gpuKernel, gpuRun));
-        else
-          callEntry(entry, tensors);
-      };
-      runOnce(); // warm-up
-      for (unsigned r = 0; r < runs; ++r) {
-        auto start = std::chrono::steady_clock::now();
-        runOnce();
-        std::chrono::duration<double, std::milli> elapsed =
-            std::chrono::steady_clock::now() - start;
-        times.push_back(elapsed.count());
-      }
-      std::sort(times.begin(), times.end());
-      medianMs = times[times.size() / 2];
+      results.medianMs = medianMilliseconds(
+          [&] {
+            if (onGPU)
+              llvm::consumeError(launchGPURun(*device, gpuKernel, gpuRun));
+            else
+              callEntry(cpuKernel.entry, tensors);
+          },
+          runs);
       double flops = 2.0 * (p.headDim + p.valueDim) *
                      static_cast<double>(countVisiblePairs(p));
-      gflops = flops / (medianMs * 1e-3) / 1e9;
+      results.gflops = flops / (results.medianMs * 1e-3) / 1e9;
       llvm::outs() << llvm::formatv(
           "bench {0}: median {1:f3} ms over {2} runs, {3:f2} GFLOP/s\n",
-          runDims, medianMs, runs.getValue(), gflops);
+          runDims, results.medianMs, runs.getValue(), results.gflops);
     }
   }
 
-  if (json) {
-    llvm::json::Object result{
-        {"spec", source->spec ? source->spec->str() : source->description},
-        {"target", target.getValue()},
-        {"dims", dimsText},
-        {"ok", ok},
-        {"checked", check.getValue()},
-        {"max_abs_err", check ? llvm::json::Value(maxAbsErr) : nullptr},
-        {"lse_max_abs_err", check && lseIndex >= 0
-                                ? llvm::json::Value(lseMaxAbsErr)
-                                : llvm::json::Value(nullptr)},
-        {"tolerance", tolerance},
-        {"median_ms", bench ? llvm::json::Value(medianMs) : nullptr},
-        {"gflops", bench ? llvm::json::Value(gflops) : nullptr},
-        {"threads", threads.getValue()},
-        {"fused", flags.fused.getValue()},
-        {"ukernels", !onGPU && flags.fused && flags.ukernels},
-        {"device",
-         onGPU ? llvm::json::Value(device->name() + " (" + gpuKernel.chip + ")")
-               : llvm::json::Value(nullptr)},
-        // ptxas's registers per thread of the attention kernel.
-        {"registers",
-         onGPU ? llvm::json::Value(
-                     gpuKernel.resourcesOf(gpuKernel.attention().function)
-                         ->registers)
-               : llvm::json::Value(nullptr)},
-        // The blocks that share each query block's keys (split-K).
-        {"kv_splits", onGPU ? llvm::json::Value(gpuKernel.attention().kvSplits)
-                            : llvm::json::Value(nullptr)},
-        // The query heads each block computes (GQA packing).
-        {"packed_heads",
-         onGPU ? llvm::json::Value(gpuKernel.attention().packedHeads)
-               : llvm::json::Value(nullptr)},
-        // The blocks that each compute a slice of Dv's columns (linear).
-        {"column_blocks",
-         onGPU ? llvm::json::Value(gpuKernel.attention().columnBlocks)
-               : llvm::json::Value(nullptr)},
-        {"tiles_total", tilesTotal ? llvm::json::Value(tilesTotal) : nullptr},
-        {"tiles_computed",
-         tilesTotal ? llvm::json::Value(tilesComputed) : nullptr},
-        {"tiles_visible",
-         tilesVisible ? llvm::json::Value(tilesVisible) : nullptr},
-        {"seed", seed.getValue()},
-        {"peak_rss_mb", peakRssMegabytes()},
-    };
-    llvm::outs() << llvm::json::Value(std::move(result)) << "\n";
-  }
-  return ok ? 0 : 1;
+  if (json)
+    printJson(*source, results, lseIndex >= 0, threads, device.get(),
+              gpuKernel);
+  return results.ok ? 0 : 1;
 }
