@@ -218,7 +218,7 @@ private:
   // key a lane: no bank conflicts). The chunk states' kernel has the first
   // four alone, the prefix sums' none.
   Value state, norm, phis, values, scores, beyond;
-  int64_t d, dv;
+  int64_t d = 0, dv = 0;
   // This thread and block: the block's slice of Dv (from column `base`),
   // chunk (in chunks), heads and batch entry.
   Value tid, slice, chunk, base, head, batch, kvHead;

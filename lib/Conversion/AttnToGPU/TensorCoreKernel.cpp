@@ -242,10 +242,11 @@ void KernelBuilder::returnUnlessRedone(gpu::GPUFuncOp kernel) {
 struct KernelBuilder::MmaKernel {
   KernelArgs args;
   Type element;
-  int64_t d, dv, bc;
+  int64_t d = 0, dv = 0, bc = 0;
   // Row blocks of a warp; this lane's rows (g and g + 8 of each); 8-key
   // blocks of a tile; output fragments of a row block; 16-wide steps of D.
-  int64_t rowBlocks, laneRows, keyBlocks, outFragCount, kSteps;
+  int64_t rowBlocks = 0, laneRows = 0, keyBlocks = 0, outFragCount = 0,
+          kSteps = 0;
   VectorType fragA, fragC;
   Value negInf, zero;
   Value tid, head, kvHead, batch, warp, lane, group, pairCol, qFirst;
@@ -254,21 +255,21 @@ struct KernelBuilder::MmaKernel {
   SmallVector<Value, 4> rows, rowHeads, valid, safe;
   SmallVector<RowOperands, 4> rowMasks;
   // Q's A fragments [rb][ks] when they stay in registers.
-  bool queryInShared;
+  bool queryInShared = false;
   SmallVector<Value> queryFrags;
   Value scale;
-  bool foldScale;
+  bool foldScale = false;
   BlockKeys keys;
   // Keys past a partial tile's end hidden by an MMA (see
   // prepareKeyPadding): A's column of ones and B's two values.
-  bool padByMma;
+  bool padByMma = false;
   Value firstColumn, onesColumn, elementZero, elementNegInf;
-  bool doubleBuffered, sumsByMma;
+  bool doubleBuffered = false, sumsByMma = false;
   Value zeroFrag, onesFrag;
   // The state: row maxima of this lane's rows, their row sums from sumAt,
   // the output fragments of each row block from outAt; double-buffered,
   // then the buffer (0 or 1) the next fetched tile lands in.
-  int64_t sumAt, outAt;
+  int64_t sumAt = 0, outAt = 0;
 
   /// A tile's logits are [rb][nb][h][c] flattened: the one of this lane's
   /// row r (row 2 rb + h), key block nb and column c.
