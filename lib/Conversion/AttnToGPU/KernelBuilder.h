@@ -390,6 +390,19 @@ private:
   }
 
   void buildFma(gpu::GPUFuncOp kernel);
+  /// The FMA kernel's steps (FMAKernel.cpp), which share an FmaKernel: this
+  /// thread's row and query slice, then per group of keys their scores and
+  /// the online softmax, and last the output.
+  struct FmaKernel;
+  void placeFmaRow(FmaKernel &k);
+  void loadFmaQuery(FmaKernel &k);
+  /// This row's score of key row `jj` of the K tile, summed over its lanes.
+  Value fmaScore(const FmaKernel &k, Value jj);
+  /// The state (max, sum, acc) after the keys of the tile from `tileStart`
+  /// in the group from `first`, from `carried`.
+  SmallVector<Value> fmaKeyGroup(const FmaKernel &k, Value tileStart,
+                                 Value first, ValueRange carried, bool whole);
+  void storeFmaOutput(const FmaKernel &k, scf::ForOp tiles);
   void buildMma(gpu::GPUFuncOp kernel);
   /// The tensor-core kernel's phases (TensorCoreKernel.cpp), which share an
   /// MmaKernel: this lane's rows and Q, then per key tile its logits, the
