@@ -289,13 +289,295 @@ static constexpr int64_t kWChunks = kMmaSlice * kMmaColumns / 8 / kMmaThreads;
 static_assert(kXChunks * kMmaThreads * 8 == kMmaRows * kMmaSlice &&
               kWChunks * kMmaThreads * 8 == kMmaSlice * kMmaColumns);
 
+namespace {
+/// Builds the body of a tensor-core projection kernel, step by step.
+class MmaProjectionBuilder {
+public:
+  MmaProjectionBuilder(OpBuilder &b, Location loc, const ProjectionOperands &p,
+                       Type element)
+      : b(b), loc(loc), m{b, loc}, p(p), element(element) {}
+
+  void build();
+
+private:
+  Value mul(Value a, int64_t c) {
+    return arith::MulIOp::create(b, loc, a, m.constant(c));
+  }
+  Value div(Value a, int64_t c) {
+    return arith::DivUIOp::create(b, loc, a, m.constant(c));
+  }
+  Value rem(Value a, int64_t c) {
+    return arith::RemUIOp::create(b, loc, a, m.constant(c));
+  }
+  /// x[row, k] and w[k, column] as 1-D offsets, and whether they exist.
+  std::pair<Value, Value> xAt(Value row, Value k) {
+    return elementAt(b, loc, row, k, p.rows, p.reduction);
+  }
+  std::pair<Value, Value> wAt(Value k, Value column) {
+    return elementAt(b, loc, k, column, p.reduction, p.columns);
+  }
+  /// Whether `memref`'s data is aligned to `bytes`.
+  Value alignedTo(Value memref, int64_t bytes) {
+    return m.eq(
+        rem(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
+            bytes),
+        m.constant(0));
+  }
+  /// Slice `first` of the reduction into `slot` by cp.async, one group:
+  /// 16-byte chunks, a chunk wholly inside or outside (K and N are
+  /// multiples of 8 here); one outside copies nothing and reads zeros.
+  void copySlice(Value first, Value slot);
+  /// Slice `first` into slot 0 element by element (zeros outside).
+  void stageSlice(Value first);
+  /// acc[rb][n] plus the slice in `slot`.
+  SmallVector<Value> multiplySlice(Value slot, ValueRange acc);
+  /// The accumulators over the whole reduction from `zeros`: slices by
+  /// cp.async, double-buffered, or element by element into one slot.
+  SmallVector<Value> accumulateAsync(ArrayRef<Value> zeros);
+  SmallVector<Value> accumulateByElements(ArrayRef<Value> zeros);
+  /// Stores the accumulators `acc` into `block`: a lane's two columns of
+  /// a row as one store with `pairs`, else element by element.
+  void storeAll(Block &block, bool pairs, ValueRange acc);
+
+  OpBuilder &b;
+  Location loc;
+  IndexMath m;
+  ProjectionOperands p;
+  Type element; // of x and w
+  Value tid, warp, lane, firstRow, firstColumn, zeroElement;
+  Value step; // kMmaSlice, the reduction loops' step
+  // The first row and column of this lane's accumulators.
+  Value rowOfLane, columnOfLane;
+  // ldmatrix addresses: lane l names row l % 8 of matrix l / 8; A's rows
+  // of this lane's matrix and B's, and the column its matrix pair starts.
+  Value aRow, bRow, matrixPair;
+  VectorType fragA, fragC;
+  static constexpr int64_t rowBlocks = kMmaWarpRows / 16;
+  static constexpr int64_t outFrags = kMmaColumns / 8;
+  static constexpr int64_t accumulators = rowBlocks * outFrags; // [rb][n]
+};
+} // namespace
+
+void MmaProjectionBuilder::copySlice(Value first, Value slot) {
+  auto copy = [&](Value tile, Value tileRow, Value tileColumn, Value source,
+                  std::pair<Value, Value> at) {
+    Value none = m.constant(0);
+    nvgpu::DeviceAsyncCopyOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()), tile,
+        ValueRange{slot, tileRow, tileColumn}, source,
+        ValueRange{arith::SelectOp::create(b, loc, at.second, at.first, none)},
+        b.getIndexAttr(8),
+        arith::SelectOp::create(b, loc, at.second, m.constant(8), none),
+        /*bypassL1=*/b.getUnitAttr());
+  };
+  // x's rows are 5 chunks apart: 8 lanes (one phase of 16-byte stores)
+  // writing the 4 chunks of rows r and r + 4 hit 8 distinct bank groups,
+  // where rows r and r + 1 would share one.
+  static_assert(kMmaSlice / 8 == 4 && kMmaSlice + kMmaPadding == 40);
+  for (int64_t i = 0; i < kXChunks; ++i) {
+    Value chunk = m.add(tid, m.constant(kMmaThreads * i));
+    Value group = div(chunk, 8), lanePhase = rem(chunk, 8);
+    Value xRow = m.add(m.add(mul(div(group, 4), 8), rem(group, 4)),
+                       mul(div(lanePhase, 4), 4)),
+          xColumn = mul(rem(lanePhase, 4), 8);
+    copy(p.xSlice, xRow, xColumn, p.x,
+         xAt(m.add(firstRow, xRow), m.add(first, xColumn)));
+  }
+  for (int64_t i = 0; i < kWChunks; ++i) {
+    Value chunk = m.add(tid, m.constant(kMmaThreads * i));
+    Value wRow = div(chunk, kMmaColumns / 8),
+          wColumn = mul(rem(chunk, kMmaColumns / 8), 8);
+    copy(p.wSlice, wRow, wColumn, p.w,
+         wAt(m.add(first, wRow), m.add(firstColumn, wColumn)));
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+}
+
+void MmaProjectionBuilder::stageSlice(Value first) {
+  // Loops, not unrolled here: unrolled, LLVM kept an address per element
+  // live across the reduction loop (234 registers on sm_90).
+  Value slot = m.constant(0);
+  auto stage = [&](Value tile, Value source, int64_t tileColumns,
+                   int64_t elements, auto at) {
+    auto loop =
+        scf::ForOp::create(b, loc, m.constant(0),
+                           m.constant(elements / kMmaThreads), m.constant(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value element = m.add(tid, mul(loop.getInductionVar(), kMmaThreads));
+    Value row = div(element, tileColumns), column = rem(element, tileColumns);
+    auto [offset, inside] = at(row, column);
+    memref::StoreOp::create(
+        b, loc, loadOrZero(b, loc, inside, source, offset, zeroElement), tile,
+        ValueRange{slot, row, column});
+  };
+  stage(p.xSlice, p.x, kMmaSlice, kMmaRows * kMmaSlice,
+        [&](Value row, Value column) {
+          return xAt(m.add(firstRow, row), m.add(first, column));
+        });
+  stage(p.wSlice, p.w, kMmaColumns, kMmaSlice * kMmaColumns,
+        [&](Value row, Value column) {
+          return wAt(m.add(first, row), m.add(firstColumn, column));
+        });
+}
+
+SmallVector<Value> MmaProjectionBuilder::multiplySlice(Value slot,
+                                                       ValueRange acc) {
+  // A of row block rb from rows kMmaWarpRows warp + 16 rb + [0, 16) of x's,
+  // matrices (rows | + 8) x (k | + 8); B by ldmatrix.trans of w's rows as
+  // stored, two 8-column fragments per x4 load, each used by both row
+  // blocks.
+  SmallVector<Value> next(acc);
+  for (int64_t ks = 0; ks < kMmaSlice / 16; ++ks) {
+    SmallVector<Value, 2> a;
+    for (int64_t rb = 0; rb < rowBlocks; ++rb)
+      a.push_back(nvgpu::LdMatrixOp::create(
+          b, loc, fragA, p.xSlice,
+          ValueRange{slot, m.add(aRow, m.constant(16 * rb)),
+                     m.add(matrixPair, m.constant(16 * ks))},
+          /*transpose=*/false, /*numTiles=*/4));
+    for (int64_t n = 0; n < outFrags; n += 2) {
+      Value both = nvgpu::LdMatrixOp::create(
+          b, loc, fragA, p.wSlice,
+          ValueRange{slot, m.add(bRow, m.constant(16 * ks)),
+                     m.add(matrixPair, m.constant(8 * n))},
+          /*transpose=*/true, /*numTiles=*/4);
+      for (int64_t half = 0; half < 2; ++half) {
+        Value frag = fragmentPair(b, loc, both, half);
+        for (int64_t rb = 0; rb < rowBlocks; ++rb) {
+          Value &out = next[rb * outFrags + n + half];
+          out = mmaSync(b, loc, a[rb], frag, out);
+        }
+      }
+    }
+  }
+  return next;
+}
+
+SmallVector<Value>
+MmaProjectionBuilder::accumulateAsync(ArrayRef<Value> zeros) {
+  copySlice(m.constant(0), m.constant(0));
+  SmallVector<Value> initial(zeros);
+  initial.push_back(m.constant(0));
+  auto loop =
+      scf::ForOp::create(b, loc, m.constant(0), p.reduction, step, initial);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  ValueRange state = loop.getRegionIterArgs();
+  Value slot = state.back(), other = m.sub(m.constant(1), slot);
+  // The next slice (zeros past K) goes to the other slot while this one
+  // lands and is multiplied.
+  copySlice(m.add(loop.getInductionVar(), step), other);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> next = multiplySlice(slot, state.drop_back());
+  gpu::BarrierOp::create(b, loc);
+  next.push_back(other);
+  scf::YieldOp::create(b, loc, next);
+  b.setInsertionPointAfter(loop);
+  NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  return SmallVector<Value>(loop.getResults().drop_back());
+}
+
+SmallVector<Value>
+MmaProjectionBuilder::accumulateByElements(ArrayRef<Value> zeros) {
+  auto loop =
+      scf::ForOp::create(b, loc, m.constant(0), p.reduction, step, zeros);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  stageSlice(loop.getInductionVar());
+  gpu::BarrierOp::create(b, loc);
+  SmallVector<Value> next =
+      multiplySlice(m.constant(0), loop.getRegionIterArgs());
+  gpu::BarrierOp::create(b, loc);
+  scf::YieldOp::create(b, loc, next);
+  return SmallVector<Value>(loop.getResults());
+}
+
+void MmaProjectionBuilder::storeAll(Block &block, bool pairs, ValueRange acc) {
+  // Accumulator [rb][n] holds rows 16 rb + g and 16 rb + g + 8 (g = lane /
+  // 4) of the warp's rows, columns 8 n + 2 (lane % 4) + [0, 2).
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&block);
+  for (int64_t rb = 0; rb < rowBlocks; ++rb)
+    for (int64_t n = 0; n < outFrags; ++n)
+      for (int64_t r = 0; r < 2; ++r) {
+        Value pair =
+            vector::ExtractOp::create(b, loc, acc[rb * outFrags + n], r);
+        Value row = m.add(rowOfLane, m.constant(16 * rb + 8 * r));
+        Value column = m.add(columnOfLane, m.constant(8 * n));
+        if (pairs) {
+          storeOutputPair(b, loc, pair, row, column, p.bias, p.y, p.rows,
+                          p.columns);
+          continue;
+        }
+        for (int64_t c = 0; c < 2; ++c)
+          storeOutput(b, loc, vector::ExtractOp::create(b, loc, pair, c), row,
+                      m.add(column, m.constant(c)), p.bias, p.y, p.rows,
+                      p.columns);
+      }
+}
+
+void MmaProjectionBuilder::build() {
+  tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  warp = div(tid, 32), lane = rem(tid, 32);
+  firstRow = mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), kMmaRows);
+  firstColumn =
+      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), kMmaColumns);
+  zeroElement = arith::ConstantOp::create(b, loc, b.getFloatAttr(element, 0.0));
+  fragA = VectorType::get({4, 2}, element);
+  Value laneRow = rem(lane, 8), laneMatrix = div(lane, 8);
+  Value matrixHalf = mul(rem(laneMatrix, 2), 8);
+  matrixPair = mul(div(laneMatrix, 2), 8);
+  aRow = m.add(mul(warp, kMmaWarpRows), m.add(matrixHalf, laneRow));
+  bRow = m.add(laneRow, matrixHalf);
+
+  // Where K and N are multiples of 8 and x and w are 16-byte aligned, the
+  // slices arrive by cp.async, double-buffered; otherwise element by
+  // element into one slot. Two loops, so that neither carries the other's
+  // addresses.
+  fragC = VectorType::get({2, 2}, b.getF32Type());
+  SmallVector<Value> zeros(
+      accumulators,
+      arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(fragC, b.getF32FloatAttr(0.0f))));
+  auto multipleOf8 = [&](Value v) { return m.eq(rem(v, 8), m.constant(0)); };
+  Value aligned =
+      m.both(m.both(multipleOf8(p.reduction), multipleOf8(p.columns)),
+             m.both(alignedTo(p.x, 16), alignedTo(p.w, 16)));
+  step = m.constant(kMmaSlice);
+  auto paths = scf::IfOp::create(b, loc, SmallVector<Type>(accumulators, fragC),
+                                 aligned, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&paths.getThenRegion().front());
+    scf::YieldOp::create(b, loc, accumulateAsync(zeros));
+    b.setInsertionPointToStart(&paths.getElseRegion().front());
+    scf::YieldOp::create(b, loc, accumulateByElements(zeros));
+  }
+
+  rowOfLane = m.add(m.add(firstRow, mul(warp, kMmaWarpRows)), div(lane, 4));
+  columnOfLane = m.add(firstColumn, mul(rem(lane, 4), 2));
+  // Where N is even and y aligned to two elements, a lane writes its two
+  // columns of a row as one store (NVPTX splits a store of unstated
+  // alignment into elements); otherwise element by element.
+  Type yElement = getElementTypeOrSelf(p.y.getType());
+  Value paired =
+      m.both(m.eq(rem(p.columns, 2), m.constant(0)),
+             alignedTo(p.y, 2 * yElement.getIntOrFloatBitWidth() / 8));
+  auto epilogue = scf::IfOp::create(b, loc, paired, /*withElseRegion=*/true);
+  storeAll(epilogue.getThenRegion().front(), /*pairs=*/true,
+           paths.getResults());
+  storeAll(epilogue.getElseRegion().front(), /*pairs=*/false,
+           paths.getResults());
+  gpu::ReturnOp::create(b, loc);
+}
+
 static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
                                Location loc, Type x, Type w, Type bias,
                                Type y) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
-  IndexMath m{b, loc};
-  Type f32 = b.getF32Type();
   // Two slots of each: the cp.async path copies slice s + 1 into one while
   // the tensor cores read slice s from the other.
   SmallVector<Type> workgroup = {
@@ -303,236 +585,7 @@ static void buildMmaProjection(gpu::GPUModuleOp module, StringRef name,
       sharedBuffer(ctx, {2, kMmaSlice, kMmaColumns + kMmaPadding}, x)};
   ProjectionOperands p = createProjectionKernel(
       b, module, name, loc, x, w, bias, y, workgroup, kMmaThreads);
-  Value rows = p.rows, reduction = p.reduction, columns = p.columns;
-  auto mul = [&](Value a, int64_t c) -> Value {
-    return arith::MulIOp::create(b, loc, a, m.constant(c));
-  };
-  auto div = [&](Value a, int64_t c) -> Value {
-    return arith::DivUIOp::create(b, loc, a, m.constant(c));
-  };
-  auto rem = [&](Value a, int64_t c) -> Value {
-    return arith::RemUIOp::create(b, loc, a, m.constant(c));
-  };
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value warp = div(tid, 32), lane = rem(tid, 32);
-  Value firstRow =
-      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), kMmaRows);
-  Value firstColumn =
-      mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), kMmaColumns);
-  // x[row, k] and w[k, column] as 1-D offsets, and whether they exist.
-  auto xAt = [&](Value row, Value k) {
-    return elementAt(b, loc, row, k, rows, reduction);
-  };
-  auto wAt = [&](Value k, Value column) {
-    return elementAt(b, loc, k, column, reduction, columns);
-  };
-
-  // Slice `first` into `slot` by cp.async, one group: 16-byte chunks, a
-  // chunk wholly inside or outside (K and N are multiples of 8 here); one
-  // outside copies nothing and reads zeros.
-  auto copySlice = [&](Value first, Value slot) {
-    auto copy = [&](Value tile, Value tileRow, Value tileColumn, Value source,
-                    std::pair<Value, Value> at) {
-      Value none = m.constant(0);
-      nvgpu::DeviceAsyncCopyOp::create(
-          b, loc, nvgpu::DeviceAsyncTokenType::get(ctx), tile,
-          ValueRange{slot, tileRow, tileColumn}, source,
-          ValueRange{
-              arith::SelectOp::create(b, loc, at.second, at.first, none)},
-          b.getIndexAttr(8),
-          arith::SelectOp::create(b, loc, at.second, m.constant(8), none),
-          /*bypassL1=*/b.getUnitAttr());
-    };
-    // x's rows are 5 chunks apart: 8 lanes (one phase of 16-byte stores)
-    // writing the 4 chunks of rows r and r + 4 hit 8 distinct bank groups,
-    // where rows r and r + 1 would share one.
-    static_assert(kMmaSlice / 8 == 4 && kMmaSlice + kMmaPadding == 40);
-    for (int64_t i = 0; i < kXChunks; ++i) {
-      Value chunk = m.add(tid, m.constant(kMmaThreads * i));
-      Value group = div(chunk, 8), lanePhase = rem(chunk, 8);
-      Value xRow = m.add(m.add(mul(div(group, 4), 8), rem(group, 4)),
-                         mul(div(lanePhase, 4), 4)),
-            xColumn = mul(rem(lanePhase, 4), 8);
-      copy(p.xSlice, xRow, xColumn, p.x,
-           xAt(m.add(firstRow, xRow), m.add(first, xColumn)));
-    }
-    for (int64_t i = 0; i < kWChunks; ++i) {
-      Value chunk = m.add(tid, m.constant(kMmaThreads * i));
-      Value wRow = div(chunk, kMmaColumns / 8),
-            wColumn = mul(rem(chunk, kMmaColumns / 8), 8);
-      copy(p.wSlice, wRow, wColumn, p.w,
-           wAt(m.add(first, wRow), m.add(firstColumn, wColumn)));
-    }
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  };
-  // Slice `first` into slot 0 element by element (zeros outside).
-  Value zeroElement = arith::ConstantOp::create(b, loc, b.getFloatAttr(x, 0.0));
-  auto stageSlice = [&](Value first) {
-    // Loops, not unrolled here: unrolled, LLVM kept an address per element
-    // live across the reduction loop (234 registers on sm_90).
-    Value slot = m.constant(0);
-    auto stage = [&](Value tile, Value source, int64_t tileColumns,
-                     int64_t elements, auto at) {
-      auto loop =
-          scf::ForOp::create(b, loc, m.constant(0),
-                             m.constant(elements / kMmaThreads), m.constant(1));
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value element = m.add(tid, mul(loop.getInductionVar(), kMmaThreads));
-      Value row = div(element, tileColumns), column = rem(element, tileColumns);
-      auto [offset, inside] = at(row, column);
-      memref::StoreOp::create(
-          b, loc, loadOrZero(b, loc, inside, source, offset, zeroElement), tile,
-          ValueRange{slot, row, column});
-    };
-    stage(p.xSlice, p.x, kMmaSlice, kMmaRows * kMmaSlice,
-          [&](Value row, Value column) {
-            return xAt(m.add(firstRow, row), m.add(first, column));
-          });
-    stage(p.wSlice, p.w, kMmaColumns, kMmaSlice * kMmaColumns,
-          [&](Value row, Value column) {
-            return wAt(m.add(first, row), m.add(firstColumn, column));
-          });
-  };
-  // acc[rb][n] += the slice in `slot`: A of row block rb from rows
-  // kMmaWarpRows warp + 16 rb + [0, 16) of x's, matrices (rows | + 8) x (k |
-  // + 8); B by ldmatrix.trans of w's rows as stored, two 8-column fragments
-  // per x4 load, each used by both row blocks. ldmatrix addresses: lane l
-  // names row l % 8 of matrix l / 8.
-  auto fragA = VectorType::get({4, 2}, x);
-  Value laneRow = rem(lane, 8), laneMatrix = div(lane, 8);
-  Value matrixHalf = mul(rem(laneMatrix, 2), 8),
-        matrixPair = mul(div(laneMatrix, 2), 8);
-  Value aRow = m.add(mul(warp, kMmaWarpRows), m.add(matrixHalf, laneRow)),
-        bRow = m.add(laneRow, matrixHalf);
-  constexpr int64_t rowBlocks = kMmaWarpRows / 16, outFrags = kMmaColumns / 8;
-  constexpr int64_t accumulators = rowBlocks * outFrags; // [rb][n]
-  auto multiplySlice = [&](Value slot, ValueRange acc) {
-    SmallVector<Value> next(acc);
-    for (int64_t ks = 0; ks < kMmaSlice / 16; ++ks) {
-      SmallVector<Value, 2> a;
-      for (int64_t rb = 0; rb < rowBlocks; ++rb)
-        a.push_back(nvgpu::LdMatrixOp::create(
-            b, loc, fragA, p.xSlice,
-            ValueRange{slot, m.add(aRow, m.constant(16 * rb)),
-                       m.add(matrixPair, m.constant(16 * ks))},
-            /*transpose=*/false, /*numTiles=*/4));
-      for (int64_t n = 0; n < outFrags; n += 2) {
-        Value both = nvgpu::LdMatrixOp::create(
-            b, loc, fragA, p.wSlice,
-            ValueRange{slot, m.add(bRow, m.constant(16 * ks)),
-                       m.add(matrixPair, m.constant(8 * n))},
-            /*transpose=*/true, /*numTiles=*/4);
-        for (int64_t half = 0; half < 2; ++half) {
-          Value frag = fragmentPair(b, loc, both, half);
-          for (int64_t rb = 0; rb < rowBlocks; ++rb) {
-            Value &out = next[rb * outFrags + n + half];
-            out = mmaSync(b, loc, a[rb], frag, out);
-          }
-        }
-      }
-    }
-    return next;
-  };
-
-  // Where K and N are multiples of 8 and x and w are 16-byte aligned, the
-  // slices arrive by cp.async, double-buffered; otherwise element by
-  // element into one slot. Two loops, so that neither carries the other's
-  // addresses.
-  auto fragC = VectorType::get({2, 2}, f32);
-  SmallVector<Value> zeros(
-      accumulators,
-      arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(fragC, b.getF32FloatAttr(0.0f))));
-  auto multipleOf8 = [&](Value v) { return m.eq(rem(v, 8), m.constant(0)); };
-  auto alignedTo = [&](Value memref, int64_t bytes) {
-    return m.eq(
-        rem(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
-            bytes),
-        m.constant(0));
-  };
-  Value aligned = m.both(m.both(multipleOf8(reduction), multipleOf8(columns)),
-                         m.both(alignedTo(p.x, 16), alignedTo(p.w, 16)));
-  Value step = m.constant(kMmaSlice);
-  auto paths = scf::IfOp::create(b, loc, SmallVector<Type>(accumulators, fragC),
-                                 aligned, /*withElseRegion=*/true);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&paths.getThenRegion().front());
-    copySlice(m.constant(0), m.constant(0));
-    SmallVector<Value> initial(zeros);
-    initial.push_back(m.constant(0));
-    auto loop =
-        scf::ForOp::create(b, loc, m.constant(0), reduction, step, initial);
-    b.setInsertionPointToStart(loop.getBody());
-    ValueRange state = loop.getRegionIterArgs();
-    Value slot = state.back(), other = m.sub(m.constant(1), slot);
-    // The next slice (zeros past K) goes to the other slot while this one
-    // lands and is multiplied.
-    copySlice(m.add(loop.getInductionVar(), step), other);
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
-    gpu::BarrierOp::create(b, loc);
-    SmallVector<Value> next = multiplySlice(slot, state.drop_back());
-    gpu::BarrierOp::create(b, loc);
-    next.push_back(other);
-    scf::YieldOp::create(b, loc, next);
-    b.setInsertionPointAfter(loop);
-    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-    scf::YieldOp::create(b, loc, loop.getResults().drop_back());
-  }
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&paths.getElseRegion().front());
-    auto loop =
-        scf::ForOp::create(b, loc, m.constant(0), reduction, step, zeros);
-    b.setInsertionPointToStart(loop.getBody());
-    stageSlice(loop.getInductionVar());
-    gpu::BarrierOp::create(b, loc);
-    SmallVector<Value> next =
-        multiplySlice(m.constant(0), loop.getRegionIterArgs());
-    gpu::BarrierOp::create(b, loc);
-    scf::YieldOp::create(b, loc, next);
-    b.setInsertionPointAfter(loop);
-    scf::YieldOp::create(b, loc, loop.getResults());
-  }
-
-  // Accumulator [rb][n] holds rows 16 rb + g and 16 rb + g + 8 (g = lane /
-  // 4) of the warp's rows, columns 8 n + 2 (lane % 4) + [0, 2).
-  Value rowOfLane =
-      m.add(m.add(firstRow, mul(warp, kMmaWarpRows)), div(lane, 4));
-  Value columnOfLane = m.add(firstColumn, mul(rem(lane, 4), 2));
-  // Where N is even and y aligned to two elements, a lane writes its two
-  // columns of a row as one store (NVPTX splits a store of unstated
-  // alignment into elements); otherwise element by element.
-  Type yElement = getElementTypeOrSelf(p.y.getType());
-  Value paired =
-      m.both(m.eq(rem(columns, 2), m.constant(0)),
-             alignedTo(p.y, 2 * yElement.getIntOrFloatBitWidth() / 8));
-  auto epilogue = scf::IfOp::create(b, loc, paired, /*withElseRegion=*/true);
-  auto storeAll = [&](Block &block, bool pairs) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&block);
-    for (int64_t rb = 0; rb < rowBlocks; ++rb)
-      for (int64_t n = 0; n < outFrags; ++n)
-        for (int64_t r = 0; r < 2; ++r) {
-          Value pair = vector::ExtractOp::create(
-              b, loc, paths.getResult(rb * outFrags + n), r);
-          Value row = m.add(rowOfLane, m.constant(16 * rb + 8 * r));
-          Value column = m.add(columnOfLane, m.constant(8 * n));
-          if (pairs) {
-            storeOutputPair(b, loc, pair, row, column, p.bias, p.y, rows,
-                            columns);
-            continue;
-          }
-          for (int64_t c = 0; c < 2; ++c)
-            storeOutput(b, loc, vector::ExtractOp::create(b, loc, pair, c), row,
-                        m.add(column, m.constant(c)), p.bias, p.y, rows,
-                        columns);
-        }
-  };
-  storeAll(epilogue.getThenRegion().front(), /*pairs=*/true);
-  storeAll(epilogue.getElseRegion().front(), /*pairs=*/false);
-  gpu::ReturnOp::create(b, loc);
+  MmaProjectionBuilder(b, loc, p, x).build();
 }
 
 ProjectionBlock gpu_codegen::buildProjectionKernel(gpu::GPUModuleOp module,
