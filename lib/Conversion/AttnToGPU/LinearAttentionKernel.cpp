@@ -117,9 +117,10 @@ private:
     b.setInsertionPointToStart(ifOp.thenBlock());
     body();
   }
-  /// A loop over [from, to) in steps of the block's threads, from `tid` on.
-  void forEachOwned(Value tid, Value to, function_ref<void(Value)> body) {
-    forEach(tid, to, m.constant(kLinearThreads), body);
+  /// A loop over [from, to) in steps of the block's threads (from this
+  /// thread's `tid`, the entries it owns).
+  void forEachOwned(Value from, Value to, function_ref<void(Value)> body) {
+    forEach(from, to, m.constant(kLinearThreads), body);
   }
   /// A loop over [from, to) in steps of `step`.
   void forEach(Value from, Value to, Value step,
