@@ -87,9 +87,10 @@ void gpu_codegen::replaceWithKernelLaunches(func::FuncOp func,
     if (kernel.columnBlocks > 1)
       gridX =
           arith::MulIOp::create(b, loc, gridX, m.constant(kernel.columnBlocks));
-    Value gridY = heads;
+    // A kernel's own packing (linear attention's chunk kernels) wins.
     if (kernel.packedHeads)
       packed = kernel.packedHeads;
+    Value gridY = heads;
     if (packed > 1)
       gridY = arith::DivUIOp::create(b, loc, heads, m.constant(packed));
     SmallVector<Value> operands(kernelBuffers);
