@@ -494,251 +494,297 @@ template <typename M, typename Int = typename M::Int,
 static TileClass<Bool>
 classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
              typename M::Int i1, typename M::Int j0, typename M::Int j1,
-             typename M::Int qLen, typename M::Int kvLen) {
-  // Every d = i - j of the tile lies in [dlo, dhi], and each is reached
-  // (built by the patterns of d only).
-  auto diffRange = [&] { return std::make_pair(m.sub(i0, j1), m.sub(i1, j0)); };
-  Int zero = m.constant(0);
-  // Keys [a, b] all in the last `c` positions of one block of `l`.
-  auto allSummary = [&](Int a, Int b, int64_t l, int64_t c) -> Bool {
+             typename M::Int qLen, typename M::Int kvLen);
+
+/// Whether the tile [i0, i1] x [j0, j1] hides or shows every pair of one
+/// mask: a method per kind of mask.
+template <typename M>
+class TileClassifier {
+  using Int = typename M::Int;
+  using Bool = typename M::Bool;
+
+public:
+  TileClassifier(M &m, Int i0, Int i1, Int j0, Int j1, Int qLen, Int kvLen)
+      : m(m), i0(i0), i1(i1), j0(j0), j1(j1), qLen(qLen), kvLen(kvLen),
+        zero(m.constant(0)) {}
+
+  TileClass<Bool> classify(StructuredMaskAttrInterface mask) {
+    return llvm::TypeSwitch<Attribute, TileClass<Bool>>(mask)
+        .template Case<CausalMaskAttr, SlidingWindowMaskAttr>(
+            [&](auto) { return classifyBand(mask); })
+        .Case([&](ChunkedMaskAttr chunked) { return classifyChunked(chunked); })
+        .Case([&](PrefixMaskAttr prefix) { return classifyPrefix(prefix); })
+        .Case([&](StridedMaskAttr strided) { return classifyStrided(strided); })
+        .Case([&](FixedMaskAttr fixed) { return classifyFixed(fixed); })
+        .Case([&](DilatedMaskAttr dilated) { return classifyDilated(dilated); })
+        .Case([&](GlobalMaskAttr global) { return classifyGlobal(global); })
+        .Case(
+            [&](BlockBitmapMaskAttr bitmap) { return classifyBitmap(bitmap); })
+        .Case([&](BigBirdMaskAttr bird) { return classifyBigBird(bird); })
+        .Case([&](UnionMaskAttr all) { return classifyUnion(all); })
+        .Case([&](IntersectionMaskAttr all) {
+          return classifyIntersection(all);
+        });
+  }
+
+private:
+  /// Another mask on the same tile.
+  TileClass<Bool> classifyPart(StructuredMaskAttrInterface part) {
+    return classifyTile(m, part, i0, i1, j0, j1, qLen, kvLen);
+  }
+
+  /// Every d = i - j of the tile lies in [dlo, dhi], and each is reached
+  /// (built by the patterns of d only).
+  std::pair<Int, Int> diffRange() { return {m.sub(i0, j1), m.sub(i1, j0)}; }
+
+  /// Keys [a, b] all in the last `c` positions of one block of `l`.
+  Bool allSummary(Int a, Int b, int64_t l, int64_t c) {
     if (c == 0 || c == l)
       return c ? m.truth(true) : m.lt(b, a);
     return m.either(m.lt(b, a), m.both(m.eq(m.floorDiv(a, l), m.floorDiv(b, l)),
                                        m.ge(m.floorMod(a, l), l - c)));
-  };
-  return llvm::TypeSwitch<Attribute, TileClass<Bool>>(mask)
-      .template Case<CausalMaskAttr, SlidingWindowMaskAttr>([&](auto) {
-        // The first query sees up to p0 + right, the last down to
-        // p1 - left.
-        Band band = bandOf(mask);
-        Int shift = alignmentShift(m, band.alignment, qLen, kvLen);
-        Int p0 = m.add(i0, shift), p1 = m.add(i1, shift);
-        Int right = m.constant(band.right);
-        TileClass<Bool> tile{m.lt(m.add(p1, right), j0),
-                             m.le(j1, m.add(p0, right))};
-        if (band.left) {
-          Int left = m.constant(*band.left);
-          tile.hidesAll = m.either(tile.hidesAll, m.lt(j1, m.sub(p0, left)));
-          tile.showsAll = m.both(m.le(m.sub(p1, left), j0), tile.showsAll);
-        }
-        return tile;
-      })
-      .Case([&](ChunkedMaskAttr chunked) {
-        int64_t c = chunked.getSize();
-        Int ci0 = m.floorDiv(i0, c), ci1 = m.floorDiv(i1, c);
-        Int cj0 = m.floorDiv(j0, c), cj1 = m.floorDiv(j1, c);
-        return TileClass<Bool>{
-            m.either(m.lt(ci1, cj0), m.lt(cj1, ci0)),
+  }
+
+  TileClass<Bool> classifyBand(StructuredMaskAttrInterface mask) {
+    // The first query sees up to p0 + right, the last down to p1 - left.
+    Band band = bandOf(mask);
+    Int shift = alignmentShift(m, band.alignment, qLen, kvLen);
+    Int p0 = m.add(i0, shift), p1 = m.add(i1, shift);
+    Int right = m.constant(band.right);
+    TileClass<Bool> tile{m.lt(m.add(p1, right), j0),
+                         m.le(j1, m.add(p0, right))};
+    if (band.left) {
+      Int left = m.constant(*band.left);
+      tile.hidesAll = m.either(tile.hidesAll, m.lt(j1, m.sub(p0, left)));
+      tile.showsAll = m.both(m.le(m.sub(p1, left), j0), tile.showsAll);
+    }
+    return tile;
+  }
+
+  TileClass<Bool> classifyChunked(ChunkedMaskAttr chunked) {
+    int64_t c = chunked.getSize();
+    Int ci0 = m.floorDiv(i0, c), ci1 = m.floorDiv(i1, c);
+    Int cj0 = m.floorDiv(j0, c), cj1 = m.floorDiv(j1, c);
+    return {m.either(m.lt(ci1, cj0), m.lt(cj1, ci0)),
             m.both(m.both(m.eq(ci0, ci1), m.eq(cj0, cj1)), m.eq(ci0, cj0))};
-      })
-      .Case([&](PrefixMaskAttr prefix) {
-        int64_t p = prefix.getSize();
-        return TileClass<Bool>{m.both(m.ge(j0, p), m.lt(i1, j0)),
-                               m.le(j1, m.max(m.constant(p - 1), i0))};
-      })
-      .Case([&](StridedMaskAttr strided) {
-        // Hidden: no d >= 0 below L or at a multiple of L. Shown: every d is
-        // >= 0 and below L or (one d) a multiple of L.
-        int64_t l = strided.getStride();
-        auto [dlo, dhi] = diffRange();
-        Int a = m.max(dlo, zero);
-        Bool hides =
-            m.either(m.lt(dhi, zero),
-                     m.both(m.ge(a, l), m.negate(m.holdsMultiple(a, dhi, l))));
-        Bool onlyMultiples = l == 1
-                                 ? m.truth(true)
-                                 : m.both(m.eq(m.max(dlo, m.constant(l)), dhi),
-                                          m.eq(m.floorMod(dhi, l), zero));
-        return TileClass<Bool>{
-            hides,
+  }
+
+  TileClass<Bool> classifyPrefix(PrefixMaskAttr prefix) {
+    int64_t p = prefix.getSize();
+    return {m.both(m.ge(j0, p), m.lt(i1, j0)),
+            m.le(j1, m.max(m.constant(p - 1), i0))};
+  }
+
+  TileClass<Bool> classifyStrided(StridedMaskAttr strided) {
+    // Hidden: no d >= 0 below L or at a multiple of L. Shown: every d is
+    // >= 0 and below L or (one d) a multiple of L.
+    int64_t l = strided.getStride();
+    auto [dlo, dhi] = diffRange();
+    Int a = m.max(dlo, zero);
+    Bool hides =
+        m.either(m.lt(dhi, zero),
+                 m.both(m.ge(a, l), m.negate(m.holdsMultiple(a, dhi, l))));
+    Bool onlyMultiples = l == 1 ? m.truth(true)
+                                : m.both(m.eq(m.max(dlo, m.constant(l)), dhi),
+                                         m.eq(m.floorMod(dhi, l), zero));
+    return {hides,
             m.both(m.ge(dlo, 0), m.either(m.ltConst(dhi, l), onlyMultiples))};
-      })
-      .Case([&](FixedMaskAttr fixed) {
-        int64_t l = fixed.getStride(), c = fixed.getSummary();
-        Int bi0 = m.floorDiv(i0, l), bi1 = m.floorDiv(i1, l);
-        // A causal pair in one block: the blocks overlap and j0 <= i1.
-        Bool sameBlock =
-            m.both(m.le(j0, i1), m.le(m.max(bi0, m.floorDiv(j0, l)),
-                                      m.min(bi1, m.floorDiv(j1, l))));
-        // A summary key j <= i1: one of [j0, min(j1, i1)] in a block's tail.
-        Bool summary = m.truth(false);
-        if (c) {
-          Int b = m.min(j1, i1);
-          Int firstTail = m.add(m.mul(m.floorDiv(j0, l), l), m.constant(l - c));
-          summary = m.both(m.le(j0, b), m.either(m.ge(m.floorMod(j0, l), l - c),
-                                                 m.le(firstTail, b)));
-        }
-        // Shown: every j <= i0, and each key is a summary key or in the one
-        // block of every query.
-        Int blockStart = m.mul(bi0, l);
-        Bool ownBlock = m.both(
-            m.both(m.eq(bi0, bi1),
-                   allSummary(j0, m.min(j1, m.sub(blockStart, m.constant(1))),
-                              l, c)),
-            allSummary(m.max(j0, m.add(blockStart, m.constant(l))), j1, l, c));
-        Bool shows =
-            m.both(m.le(j1, i0), m.either(allSummary(j0, j1, l, c), ownBlock));
-        return TileClass<Bool>{m.negate(m.either(sameBlock, summary)), shows};
-      })
-      .Case([&](DilatedMaskAttr dilated) {
-        int64_t dil = dilated.getDilation();
-        int64_t widest = (dilated.getWindow() - 1) * dil;
-        auto [dlo, dhi] = diffRange();
-        Int a = m.max(dlo, zero), z = m.min(dhi, m.constant(widest));
-        Bool hides = m.either(m.lt(z, a), m.negate(m.holdsMultiple(a, z, dil)));
-        Bool steps =
-            dil == 1 ? m.truth(true)
+  }
+
+  TileClass<Bool> classifyFixed(FixedMaskAttr fixed) {
+    int64_t l = fixed.getStride(), c = fixed.getSummary();
+    Int bi0 = m.floorDiv(i0, l), bi1 = m.floorDiv(i1, l);
+    // A causal pair in one block: the blocks overlap and j0 <= i1.
+    Bool sameBlock = m.both(m.le(j0, i1), m.le(m.max(bi0, m.floorDiv(j0, l)),
+                                               m.min(bi1, m.floorDiv(j1, l))));
+    // A summary key j <= i1: one of [j0, min(j1, i1)] in a block's tail.
+    Bool summary = m.truth(false);
+    if (c) {
+      Int b = m.min(j1, i1);
+      Int firstTail = m.add(m.mul(m.floorDiv(j0, l), l), m.constant(l - c));
+      summary = m.both(m.le(j0, b), m.either(m.ge(m.floorMod(j0, l), l - c),
+                                             m.le(firstTail, b)));
+    }
+    // Shown: every j <= i0, and each key is a summary key or in the one
+    // block of every query.
+    Int blockStart = m.mul(bi0, l);
+    Bool ownBlock = m.both(
+        m.both(
+            m.eq(bi0, bi1),
+            allSummary(j0, m.min(j1, m.sub(blockStart, m.constant(1))), l, c)),
+        allSummary(m.max(j0, m.add(blockStart, m.constant(l))), j1, l, c));
+    Bool shows =
+        m.both(m.le(j1, i0), m.either(allSummary(j0, j1, l, c), ownBlock));
+    return {m.negate(m.either(sameBlock, summary)), shows};
+  }
+
+  TileClass<Bool> classifyDilated(DilatedMaskAttr dilated) {
+    int64_t dil = dilated.getDilation();
+    int64_t widest = (dilated.getWindow() - 1) * dil;
+    auto [dlo, dhi] = diffRange();
+    Int a = m.max(dlo, zero), z = m.min(dhi, m.constant(widest));
+    Bool hides = m.either(m.lt(z, a), m.negate(m.holdsMultiple(a, z, dil)));
+    Bool steps = dil == 1
+                     ? m.truth(true)
                      : m.both(m.eq(dlo, dhi), m.eq(m.floorMod(dlo, dil), zero));
-        return TileClass<Bool>{
-            hides,
+    return {hides,
             m.both(m.both(m.ge(dlo, 0), m.le(dhi, m.constant(widest))), steps)};
-      })
-      .Case([&](GlobalMaskAttr global) {
-        int64_t g = global.getTokens();
-        return TileClass<Bool>{m.both(m.ge(i0, g), m.ge(j0, g)),
-                               m.either(m.ltConst(i1, g), m.ltConst(j1, g))};
-      })
-      .Case([&](BlockBitmapMaskAttr bitmap) {
-        // Over the tile's query blocks: hidden when no row shows a key block
-        // of [bj0, bj1], shown when every row shows them all (both exact).
-        int64_t blk = bitmap.getBlock();
-        Int bi0 = m.floorDiv(i0, blk), bi1 = m.floorDiv(i1, blk);
-        Int bj0 = m.floorDiv(j0, blk), bj1 = m.floorDiv(j1, blk);
-        Bool any = m.anyOf(bi0, bi1, [&](Int bi) {
-          return m.blockBits(bitmap, bi, bj0, bj1, /*all=*/false);
-        });
-        Bool gap = m.anyOf(bi0, bi1, [&](Int bi) {
-          return m.negate(m.blockBits(bitmap, bi, bj0, bj1, /*all=*/true));
-        });
-        return TileClass<Bool>{m.negate(any), m.negate(gap)};
-      })
-      .Case([&](BigBirdMaskAttr bird) {
-        // On the tile's query blocks [bi0, bi1] and key blocks [bj0, bj1]:
-        // hidden when no block pair is in the window, global or drawn (a
-        // loop over the query blocks for the random ones: exact); shown
-        // when the window or the global blocks cover every pair, or the
-        // tile lies in one drawn block pair (exact for tiles within blocks).
-        int64_t blk = bird.getBlock(), h = bird.getWindow() / 2;
-        int64_t g = bird.getGlobal();
-        Int bi0 = m.floorDiv(i0, blk), bi1 = m.floorDiv(i1, blk);
-        Int bj0 = m.floorDiv(j0, blk), bj1 = m.floorDiv(j1, blk);
-        Int hw = m.constant(h);
-        Bool any = m.both(m.le(bj0, m.add(bi1, hw)), m.le(m.sub(bi0, hw), bj1));
-        any = m.either(any, m.either(m.ltConst(bi0, g), m.ltConst(bj0, g)));
-        if (int64_t random = bird.getRandom()) {
-          Int blocks = m.ceilDiv(kvLen, blk);
-          any = m.either(any, m.anyOf(bi0, bi1, [&](Int bi) {
-            Bool drawn = m.truth(false);
-            for (int64_t r = 0; r < random; ++r) {
-              Int bj = m.randomBlock(bi, r, bird.getSeed(), blocks);
-              drawn = m.either(drawn, m.both(m.le(bj0, bj), m.le(bj, bj1)));
-            }
-            return drawn;
-          }));
+  }
+
+  TileClass<Bool> classifyGlobal(GlobalMaskAttr global) {
+    int64_t g = global.getTokens();
+    return {m.both(m.ge(i0, g), m.ge(j0, g)),
+            m.either(m.ltConst(i1, g), m.ltConst(j1, g))};
+  }
+
+  TileClass<Bool> classifyBitmap(BlockBitmapMaskAttr bitmap) {
+    // Over the tile's query blocks: hidden when no row shows a key block
+    // of [bj0, bj1], shown when every row shows them all (both exact).
+    int64_t blk = bitmap.getBlock();
+    Int bi0 = m.floorDiv(i0, blk), bi1 = m.floorDiv(i1, blk);
+    Int bj0 = m.floorDiv(j0, blk), bj1 = m.floorDiv(j1, blk);
+    Bool any = m.anyOf(bi0, bi1, [&](Int bi) {
+      return m.blockBits(bitmap, bi, bj0, bj1, /*all=*/false);
+    });
+    Bool gap = m.anyOf(bi0, bi1, [&](Int bi) {
+      return m.negate(m.blockBits(bitmap, bi, bj0, bj1, /*all=*/true));
+    });
+    return {m.negate(any), m.negate(gap)};
+  }
+
+  TileClass<Bool> classifyBigBird(BigBirdMaskAttr bird) {
+    // On the tile's query blocks [bi0, bi1] and key blocks [bj0, bj1]:
+    // hidden when no block pair is in the window, global or drawn (a loop
+    // over the query blocks for the random ones: exact); shown when the
+    // window or the global blocks cover every pair, or the tile lies in one
+    // drawn block pair (exact for tiles within blocks).
+    int64_t blk = bird.getBlock(), h = bird.getWindow() / 2;
+    int64_t g = bird.getGlobal();
+    Int bi0 = m.floorDiv(i0, blk), bi1 = m.floorDiv(i1, blk);
+    Int bj0 = m.floorDiv(j0, blk), bj1 = m.floorDiv(j1, blk);
+    Int hw = m.constant(h);
+    Bool any = m.both(m.le(bj0, m.add(bi1, hw)), m.le(m.sub(bi0, hw), bj1));
+    any = m.either(any, m.either(m.ltConst(bi0, g), m.ltConst(bj0, g)));
+    if (int64_t random = bird.getRandom()) {
+      Int blocks = m.ceilDiv(kvLen, blk);
+      any = m.either(any, m.anyOf(bi0, bi1, [&](Int bi) {
+        Bool drawn = m.truth(false);
+        for (int64_t r = 0; r < random; ++r) {
+          Int bj = m.randomBlock(bi, r, bird.getSeed(), blocks);
+          drawn = m.either(drawn, m.both(m.le(bj0, bj), m.le(bj, bj1)));
         }
-        Bool windowAll =
-            m.both(m.le(bj1, m.add(bi0, hw)), m.le(m.sub(bi1, hw), bj0));
-        Bool shows =
-            m.either(windowAll, m.either(m.ltConst(bi1, g), m.ltConst(bj1, g)));
-        if (int64_t random = bird.getRandom()) {
-          // A tile inside one block pair is shown when that pair was drawn.
-          Int blocks = m.ceilDiv(kvLen, blk);
-          Bool drawn = m.truth(false);
-          for (int64_t r = 0; r < random; ++r)
-            drawn = m.either(
-                drawn,
-                m.eq(m.randomBlock(bi0, r, bird.getSeed(), blocks), bj0));
-          shows = m.either(
-              shows, m.both(m.both(m.eq(bi0, bi1), m.eq(bj0, bj1)), drawn));
-        }
-        return TileClass<Bool>{m.negate(any), shows};
-      })
-      .Case([&](UnionMaskAttr all) {
-        TileClass<Bool> result{m.truth(true), m.truth(false)};
-        for (StructuredMaskAttrInterface part : all.getMasks()) {
-          TileClass<Bool> one =
-              classifyTile(m, part, i0, i1, j0, j1, qLen, kvLen);
-          result = {m.both(result.hidesAll, one.hidesAll),
-                    m.either(result.showsAll, one.showsAll)};
-        }
-        return result;
-      })
-      .Case([&](IntersectionMaskAttr all) {
-        ArrayRef<StructuredMaskAttrInterface> parts = all.getMasks();
-        auto bitmapPart = llvm::find_if(parts, [](Attribute part) {
-          return isa<BlockBitmapMaskAttr>(part);
-        });
-        if (bitmapPart != parts.end() && parts.size() > 1) {
-          // A bitmap with other parts: hidden unless some block it shows
-          // holds a pair the other parts show, each block's part of the
-          // tile classified by them alone (exact when they are).
-          auto bitmap = cast<BlockBitmapMaskAttr>(*bitmapPart);
-          SmallVector<StructuredMaskAttrInterface> others(parts.begin(),
-                                                          bitmapPart);
-          others.append(std::next(bitmapPart), parts.end());
-          StructuredMaskAttrInterface rest =
-              others.size() == 1
-                  ? others.front()
-                  : IntersectionMaskAttr::get(all.getContext(), others);
-          int64_t blk = bitmap.getBlock();
-          Bool seen =
-              m.anyOf(m.floorDiv(i0, blk), m.floorDiv(i1, blk), [&](Int bi) {
-                return m.anyOf(
-                    m.floorDiv(j0, blk), m.floorDiv(j1, blk), [&](Int bj) {
-                      Int top = m.mul(bi, blk), left = m.mul(bj, blk);
-                      TileClass<Bool> block = classifyTile(
-                          m, rest, m.max(i0, top),
-                          m.min(i1, m.add(top, m.constant(blk - 1))),
-                          m.max(j0, left),
-                          m.min(j1, m.add(left, m.constant(blk - 1))), qLen,
-                          kvLen);
-                      return m.both(
-                          m.blockBits(bitmap, bi, bj, bj, /*all=*/false),
-                          m.negate(block.hidesAll));
-                    });
-              });
-          Bool shows = m.both(
-              classifyTile(m, bitmap, i0, i1, j0, j1, qLen, kvLen).showsAll,
-              classifyTile(m, rest, i0, i1, j0, j1, qLen, kvLen).showsAll);
-          return TileClass<Bool>{m.negate(seen), shows};
-        }
-        // The patterns of d alone first narrow the tile's [dlo, dhi] to the
-        // d all their bounds allow, [a, z]; then a strided or dilated part
-        // needs one of its steps in it. Exact with at most one such part
-        // and no other kind; any other part hides on its own (sound).
-        auto [a, z] = diffRange();
-        TileClass<Bool> result{m.truth(false), m.truth(true)};
-        SmallVector<StructuredMaskAttrInterface> stepped;
-        for (StructuredMaskAttrInterface part : all.getMasks()) {
-          TileClass<Bool> one =
-              classifyTile(m, part, i0, i1, j0, j1, qLen, kvLen);
-          result.showsAll = m.both(result.showsAll, one.showsAll);
-          std::optional<DiffBounds<Int>> bounds =
-              diffBounds(m, part, qLen, kvLen);
-          if (!bounds) {
-            result.hidesAll = m.either(result.hidesAll, one.hidesAll);
-            continue;
-          }
-          if (bounds->lo)
-            a = m.max(a, *bounds->lo);
-          if (bounds->hi)
-            z = m.min(z, *bounds->hi);
-          if (isa<StridedMaskAttr, DilatedMaskAttr>(part))
-            stepped.push_back(part);
-        }
-        result.hidesAll = m.either(result.hidesAll, m.lt(z, a));
-        for (StructuredMaskAttrInterface part : stepped) {
-          Bool step;
-          if (auto strided = dyn_cast<StridedMaskAttr>(part))
-            step = m.either(m.ltConst(a, strided.getStride()),
-                            m.holdsMultiple(a, z, strided.getStride()));
-          else
-            step = m.holdsMultiple(a, z,
-                                   cast<DilatedMaskAttr>(part).getDilation());
-          result.hidesAll = m.either(result.hidesAll, m.negate(step));
-        }
-        return result;
+        return drawn;
+      }));
+    }
+    Bool windowAll =
+        m.both(m.le(bj1, m.add(bi0, hw)), m.le(m.sub(bi1, hw), bj0));
+    Bool shows =
+        m.either(windowAll, m.either(m.ltConst(bi1, g), m.ltConst(bj1, g)));
+    if (int64_t random = bird.getRandom()) {
+      // A tile inside one block pair is shown when that pair was drawn.
+      Int blocks = m.ceilDiv(kvLen, blk);
+      Bool drawn = m.truth(false);
+      for (int64_t r = 0; r < random; ++r)
+        drawn = m.either(
+            drawn, m.eq(m.randomBlock(bi0, r, bird.getSeed(), blocks), bj0));
+      shows = m.either(shows,
+                       m.both(m.both(m.eq(bi0, bi1), m.eq(bj0, bj1)), drawn));
+    }
+    return {m.negate(any), shows};
+  }
+
+  TileClass<Bool> classifyUnion(UnionMaskAttr all) {
+    TileClass<Bool> result{m.truth(true), m.truth(false)};
+    for (StructuredMaskAttrInterface part : all.getMasks()) {
+      TileClass<Bool> one = classifyPart(part);
+      result = {m.both(result.hidesAll, one.hidesAll),
+                m.either(result.showsAll, one.showsAll)};
+    }
+    return result;
+  }
+
+  TileClass<Bool> classifyIntersection(IntersectionMaskAttr all) {
+    ArrayRef<StructuredMaskAttrInterface> parts = all.getMasks();
+    const auto *bitmapPart = llvm::find_if(
+        parts, [](Attribute part) { return isa<BlockBitmapMaskAttr>(part); });
+    if (bitmapPart != parts.end() && parts.size() > 1) {
+      SmallVector<StructuredMaskAttrInterface> others(parts.begin(),
+                                                      bitmapPart);
+      others.append(std::next(bitmapPart), parts.end());
+      StructuredMaskAttrInterface rest =
+          others.size() == 1
+              ? others.front()
+              : IntersectionMaskAttr::get(all.getContext(), others);
+      return classifyBitmapAnd(cast<BlockBitmapMaskAttr>(*bitmapPart), rest);
+    }
+    // The patterns of d alone first narrow the tile's [dlo, dhi] to the d
+    // all their bounds allow, [a, z]; then a strided or dilated part needs
+    // one of its steps in it. Exact with at most one such part and no other
+    // kind; any other part hides on its own (sound).
+    auto [a, z] = diffRange();
+    TileClass<Bool> result{m.truth(false), m.truth(true)};
+    SmallVector<StructuredMaskAttrInterface> stepped;
+    for (StructuredMaskAttrInterface part : parts) {
+      TileClass<Bool> one = classifyPart(part);
+      result.showsAll = m.both(result.showsAll, one.showsAll);
+      std::optional<DiffBounds<Int>> bounds = diffBounds(m, part, qLen, kvLen);
+      if (!bounds) {
+        result.hidesAll = m.either(result.hidesAll, one.hidesAll);
+        continue;
+      }
+      if (bounds->lo)
+        a = m.max(a, *bounds->lo);
+      if (bounds->hi)
+        z = m.min(z, *bounds->hi);
+      if (isa<StridedMaskAttr, DilatedMaskAttr>(part))
+        stepped.push_back(part);
+    }
+    result.hidesAll = m.either(result.hidesAll, m.lt(z, a));
+    for (StructuredMaskAttrInterface part : stepped) {
+      Bool step;
+      if (auto strided = dyn_cast<StridedMaskAttr>(part))
+        step = m.either(m.ltConst(a, strided.getStride()),
+                        m.holdsMultiple(a, z, strided.getStride()));
+      else
+        step = m.holdsMultiple(a, z, cast<DilatedMaskAttr>(part).getDilation());
+      result.hidesAll = m.either(result.hidesAll, m.negate(step));
+    }
+    return result;
+  }
+
+  /// A bitmap and the `rest` of an intersection: hidden unless some block
+  /// the bitmap shows holds a pair the rest shows, each block's part of the
+  /// tile classified by the rest alone (exact when that is).
+  TileClass<Bool> classifyBitmapAnd(BlockBitmapMaskAttr bitmap,
+                                    StructuredMaskAttrInterface rest) {
+    int64_t blk = bitmap.getBlock();
+    Bool seen = m.anyOf(m.floorDiv(i0, blk), m.floorDiv(i1, blk), [&](Int bi) {
+      return m.anyOf(m.floorDiv(j0, blk), m.floorDiv(j1, blk), [&](Int bj) {
+        Int top = m.mul(bi, blk), left = m.mul(bj, blk);
+        TileClass<Bool> block = classifyTile(
+            m, rest, m.max(i0, top), m.min(i1, m.add(top, m.constant(blk - 1))),
+            m.max(j0, left), m.min(j1, m.add(left, m.constant(blk - 1))), qLen,
+            kvLen);
+        return m.both(m.blockBits(bitmap, bi, bj, bj, /*all=*/false),
+                      m.negate(block.hidesAll));
       });
+    });
+    Bool shows =
+        m.both(classifyPart(bitmap).showsAll, classifyPart(rest).showsAll);
+    return {m.negate(seen), shows};
+  }
+
+  M &m;
+  Int i0, i1, j0, j1, qLen, kvLen;
+  Int zero;
+};
+
+template <typename M, typename Int, typename Bool>
+static TileClass<Bool>
+classifyTile(M &m, StructuredMaskAttrInterface mask, typename M::Int i0,
+             typename M::Int i1, typename M::Int j0, typename M::Int j1,
+             typename M::Int qLen, typename M::Int kvLen) {
+  return TileClassifier<M>(m, i0, i1, j0, j1, qLen, kvLen).classify(mask);
 }
 } // namespace
 
