@@ -479,7 +479,10 @@ static std::optional<double> effectiveScale(const AttentionSpec &spec) {
   return scale;
 }
 
-llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
+/// The spec's `key=value` pairs, checked for unknown, duplicate and missing
+/// keys before any value is interpreted.
+static llvm::Expected<llvm::StringMap<StringRef>>
+splitSpecPairs(StringRef text) {
   static constexpr const char *kKnownKeys[] = {
       "b",     "hq",    "hkv",        "sq",          "sk",
       "d",     "dv",    "dtype",      "layout",      "kind",
@@ -489,8 +492,6 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
   if (text.trim().empty())
     return specError("the spec is empty; required keys are b, hq, sq, d");
 
-  // First split into pairs so that duplicates and unknown keys are reported
-  // before any value is interpreted.
   llvm::StringMap<StringRef> values;
   SmallVector<StringRef> pairs;
   text.split(pairs, ',');
@@ -511,9 +512,13 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
   for (const char *key : {"b", "hq", "sq", "d"})
     if (!values.count(key))
       return specError("missing required key '" + StringRef(key) + "'");
+  return values;
+}
 
-  AttentionSpec spec;
-  // Sizes, with the defaults of the optional ones.
+/// The sizes, with the defaults of the optional ones (hkv = hq, sk = sq,
+/// dv = d).
+static llvm::Error parseSizes(const llvm::StringMap<StringRef> &values,
+                              AttentionSpec &spec) {
   struct SizeKey {
     const char *key;
     int64_t *field;
@@ -535,7 +540,12 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
     return specError("'hq' (" + llvm::Twine(spec.qHeads) +
                      ") must be a multiple of 'hkv' (" +
                      llvm::Twine(spec.kvHeads) + ")");
+  return llvm::Error::success();
+}
 
+/// dtype, layout, scale and temperature.
+static llvm::Error parseNumerics(const llvm::StringMap<StringRef> &values,
+                                 AttentionSpec &spec) {
   if (values.count("dtype")) {
     StringRef dtype = values.lookup("dtype");
     if (dtype != "f32" && dtype != "f16" && dtype != "bf16")
@@ -564,20 +574,12 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
       return value.takeError();
     *field = *value;
   }
+  return llvm::Error::success();
+}
 
-  if (values.count("mask"))
-    if (llvm::Error error = parseMask(values.lookup("mask"), spec))
-      return std::move(error);
-
-  if (values.count("mod"))
-    if (llvm::Error error = parseScoreMod(values.lookup("mod"), spec))
-      return std::move(error);
-
-  if (values.count("kind"))
-    if (llvm::Error error = parseKind(values.lookup("kind"), spec))
-      return std::move(error);
-
-  // Two-valued keys: `off` leaves the flag unset.
+/// Two-valued keys: `off` leaves the flag unset.
+static llvm::Error parseFlags(const llvm::StringMap<StringRef> &values,
+                              AttentionSpec &spec) {
   struct FlagKey {
     const char *key, *off, *on;
     bool *field;
@@ -593,14 +595,13 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
                        "' (expected " + flag.off + " or " + flag.on + ")");
     *flag.field = value == flag.on;
   }
+  return llvm::Error::success();
+}
 
-  if (values.count("block_mask"))
-    if (llvm::Error error = parseBlockMask(values.lookup("block_mask"), spec))
-      return std::move(error);
-
-  if (values.count("dynamic"))
-    if (llvm::Error error = parseDynamic(values.lookup("dynamic"), spec))
-      return std::move(error);
+/// What one key allows another to take, once every key is parsed; and the
+/// sizes of the weights and the scale the op gets.
+static llvm::Error checkCombination(const llvm::StringMap<StringRef> &values,
+                                    AttentionSpec &spec) {
   // The score_mod region built for ALiBi holds its slopes as constants of
   // the head count.
   if (spec.mod == AttentionSpec::ScoreMod::Alibi && spec.dynamicHeads)
@@ -610,11 +611,11 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
 
   if (spec.kind == AttentionSpec::Kind::Linear)
     if (llvm::Error error = checkLinearKind(spec))
-      return std::move(error);
+      return error;
 
   if (spec.attentionDim)
     if (llvm::Error error = checkAdditiveAttentionKind(spec))
-      return std::move(error);
+      return error;
 
   bool multiHead = spec.kind == AttentionSpec::Kind::MultiHead;
   if (values.count("e") != multiHead)
@@ -626,7 +627,7 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
       return embed.takeError();
     spec.embed = *embed;
     if (llvm::Error error = checkMultiHeadKind(spec))
-      return std::move(error);
+      return error;
   }
 
   // Weights are fixed-size tensors inside the kernel's signature: keep them
@@ -640,6 +641,36 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
       return specError("the scale (after 'temperature') must be in [2^-64, "
                        "2^64], got " +
                        llvm::formatv("{0:e}", *scale).str());
+  return llvm::Error::success();
+}
+
+llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
+  llvm::Expected<llvm::StringMap<StringRef>> values = splitSpecPairs(text);
+  if (!values)
+    return values.takeError();
+
+  AttentionSpec spec;
+  if (llvm::Error error = parseSizes(*values, spec))
+    return std::move(error);
+  if (llvm::Error error = parseNumerics(*values, spec))
+    return std::move(error);
+  if (llvm::Error error = parseFlags(*values, spec))
+    return std::move(error);
+  // The keys whose values have grammars of their own.
+  using ValueParser = llvm::Error (*)(StringRef, AttentionSpec &);
+  static constexpr std::pair<const char *, ValueParser> kValueParsers[] = {
+      {"mask", parseMask},
+      {"mod", parseScoreMod},
+      {"kind", parseKind},
+      {"block_mask", parseBlockMask},
+      {"dynamic", parseDynamic}};
+  for (auto [key, parse] : kValueParsers)
+    if (values->count(key))
+      if (llvm::Error error = parse(values->lookup(key), spec))
+        return std::move(error);
+
+  if (llvm::Error error = checkCombination(*values, spec))
+    return std::move(error);
   return spec;
 }
 
