@@ -1071,6 +1071,97 @@ static void printJson(const KernelSource &source, const RunResults &r,
   llvm::outs() << llvm::json::Value(std::move(result)) << "\n";
 }
 
+/// The options' own errors, before anything is compiled: 0, or the exit
+/// code once the reason is printed.
+static int checkOptions(unsigned threads) {
+  if (inputFile.empty() == specText.empty())
+    return usageError("give exactly one of FILE.mlir and --spec");
+  if (target != "cpu" && target != "gpu")
+    return usageError("unknown --target '" + target +
+                      "' (expected cpu or gpu)");
+  if (toleranceOpt.getNumOccurrences() && !(toleranceOpt >= 0))
+    return usageError("--tolerance must be a non-negative number, got " +
+                      llvm::formatv("{0}", toleranceOpt.getValue()).str());
+  // Each thread is an OS thread: far more than the machine has only
+  // exhausts the process limit.
+  if (threads == 0 || threads > 1024)
+    return usageError("--threads must be in [1, 1024], got " + Twine(threads));
+  if (std::string wrong = flags.check(); !wrong.empty())
+    return usageError(wrong);
+  if (runs == 0)
+    return usageError("--runs must be positive");
+  return 0;
+}
+
+namespace {
+/// The kernel under test: JIT-compiled into this process, or loaded on
+/// `device` where there is one.
+struct KernelUnderTest {
+  CUDADevice *device = nullptr;
+  JITKernel cpu;
+  GPUKernelBinary gpu;
+  GPURun gpuRun; // the current run's buffers and launches
+
+  /// Runs on `tensors` at `sizes` and leaves the outputs (the operands
+  /// `outputs`; -1 for none) in them: 0, or 1 once the error is printed.
+  int run(std::vector<HostTensor> &tensors, const ProblemSizes &sizes,
+          ArrayRef<int64_t> outputs) {
+    if (!device) {
+      int status = callEntry(cpu.entry, tensors);
+      if (status)
+        llvm::errs() << "attn-run: error: the kernel returned " << status
+                     << ": " << cpu.errorString(status) << "\n";
+      return status ? 1 : 0;
+    }
+    gpuRun = GPURun();
+    llvm::Error error = prepareGPURun(*device, gpu, tensors, sizes, gpuRun);
+    if (!error)
+      error = launchGPURun(*device, gpu, gpuRun);
+    for (int64_t i : outputs)
+      if (!error && i >= 0)
+        error = device->copyToHost(tensors[i].bytes.data(), gpuRun.pointers[i],
+                                   tensors[i].bytes.size());
+    if (!error)
+      return 0;
+    llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
+                 << "\n";
+    return 1;
+  }
+
+  /// Runs the last run again, for timing (its outputs stay on the GPU).
+  void rerun(std::vector<HostTensor> &tensors) {
+    if (device)
+      llvm::consumeError(launchGPURun(*device, gpu, gpuRun));
+    else
+      callEntry(cpu.entry, tensors);
+  }
+};
+} // namespace
+
+/// --check: one run's out (and lse, at `lseIndex` >= 0) against the
+/// reference's, into `results`.
+static void checkRun(const ReferenceInputs &in,
+                     const std::vector<HostTensor> &tensors,
+                     const KernelSignature &signature, int64_t outIndex,
+                     int64_t lseIndex, StringRef runDims, RunResults &results) {
+  std::vector<double> expected(numElements(tensors[outIndex].shape));
+  std::vector<double> expectedLse(
+      lseIndex >= 0 ? numElements(tensors[lseIndex].shape) : 0);
+  computeReference(in, expected.data(),
+                   lseIndex >= 0 ? expectedLse.data() : nullptr);
+  // kind=mha: out's error (its own rounding, and the heads' output's,
+  // which W_o passes on) grows with its size.
+  bool scaleBySize = in.isMultiHead && toleranceOpt < 0;
+  results.ok &= checkOutput("check", runDims, tensors[outIndex],
+                            signature.operands[outIndex].desc, expected,
+                            results.tolerance, scaleBySize, results.maxAbsErr);
+  if (lseIndex >= 0)
+    results.ok &=
+        checkOutput("check lse", runDims, tensors[lseIndex],
+                    signature.operands[lseIndex].desc, expectedLse,
+                    results.tolerance, scaleBySize, results.lseMaxAbsErr);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // libMLIR registers an undocumented global -threads; ours replaces it.
@@ -1082,11 +1173,9 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions({&toolOptions, &codegenOptionCategory()});
   cl::ParseCommandLineOptions(argc, argv,
                               "attn: compile, run, check and benchmark\n");
-  if (inputFile.empty() == specText.empty())
-    return usageError("give exactly one of FILE.mlir and --spec");
-  if (target != "cpu" && target != "gpu")
-    return usageError("unknown --target '" + target +
-                      "' (expected cpu or gpu)");
+  if (int error = checkOptions(threads))
+    return error;
+  omp_set_num_threads(static_cast<int>(threads));
   bool onGPU = target == "gpu";
   // A GPU run needs a GPU: say so before compiling anything.
   std::unique_ptr<CUDADevice> device;
@@ -1097,19 +1186,6 @@ int main(int argc, char **argv) {
                         llvm::toString(opened.takeError()));
     device = std::move(*opened);
   }
-  if (toleranceOpt.getNumOccurrences() && !(toleranceOpt >= 0))
-    return usageError("--tolerance must be a non-negative number, got " +
-                      llvm::formatv("{0}", toleranceOpt.getValue()).str());
-  // Each thread is an OS thread: far more than the machine has only
-  // exhausts the process limit.
-  if (threads == 0 || threads > 1024)
-    return usageError("--threads must be in [1, 1024], got " +
-                      Twine(threads.getValue()));
-  omp_set_num_threads(static_cast<int>(threads));
-  if (std::string wrong = flags.check(); !wrong.empty())
-    return usageError(wrong);
-  if (runs == 0)
-    return usageError("--runs must be positive");
 
   DialectRegistry registry;
   registerAttnToolDialects(registry);
@@ -1143,11 +1219,12 @@ int main(int argc, char **argv) {
   if (!sizeSets)
     return usageError(llvm::toString(sizeSets.takeError()));
 
-  JITKernel cpuKernel;
-  GPUKernelBinary gpuKernel;
-  if (int error = onGPU ? loadGPUKernel(*device, source->func, gpuKernel)
-                        : jitCPUKernel(source->func, *signature, cpuKernel))
+  KernelUnderTest kernel;
+  kernel.device = device.get();
+  if (int error = onGPU ? loadGPUKernel(*device, source->func, kernel.gpu)
+                        : jitCPUKernel(source->func, *signature, kernel.cpu))
     return error;
+  JITKernel &cpuKernel = kernel.cpu;
   bool countsTiles = cpuKernel.tilesTotal && cpuKernel.tilesComputed;
 
   // Where the outputs sit among the operands (lse: -1 when absent).
@@ -1158,10 +1235,10 @@ int main(int argc, char **argv) {
     return -1;
   };
   int64_t outIndex = operandIndex("out"), lseIndex = operandIndex("lse");
-  const attn_operand_desc &outDesc = signature->operands[outIndex].desc;
   RunResults results;
   results.tolerance =
-      toleranceOpt >= 0 ? toleranceOpt.getValue() : defaultTolerance(outDesc);
+      toleranceOpt >= 0 ? toleranceOpt.getValue()
+                        : defaultTolerance(signature->operands[outIndex].desc);
   // Tensor cores multiply P rounded to the inputs' type (FlashAttention's
   // P·V): an f32 output of f16/bf16 inputs is as exact as that type.
   if (onGPU && flags.mma && toleranceOpt < 0)
@@ -1177,27 +1254,8 @@ int main(int argc, char **argv) {
 
     if (countsTiles)
       *cpuKernel.tilesTotal = *cpuKernel.tilesComputed = 0;
-    GPURun gpuRun;
-    if (onGPU) {
-      llvm::Error error =
-          prepareGPURun(*device, gpuKernel, tensors, sizes, gpuRun);
-      if (!error)
-        error = launchGPURun(*device, gpuKernel, gpuRun);
-      for (int64_t i : {outIndex, lseIndex})
-        if (!error && i >= 0)
-          error =
-              device->copyToHost(tensors[i].bytes.data(), gpuRun.pointers[i],
-                                 tensors[i].bytes.size());
-      if (error) {
-        llvm::errs() << "attn-run: error: " << llvm::toString(std::move(error))
-                     << "\n";
-        return 1;
-      }
-    } else if (int status = callEntry(cpuKernel.entry, tensors)) {
-      llvm::errs() << "attn-run: error: the kernel returned " << status << ": "
-                   << cpuKernel.errorString(status) << "\n";
-      return 1;
-    }
+    if (int error = kernel.run(tensors, sizes, {outIndex, lseIndex}))
+      return error;
     if (countsTiles) {
       results.tilesTotal += *cpuKernel.tilesTotal;
       results.tilesComputed += *cpuKernel.tilesComputed;
@@ -1209,25 +1267,8 @@ int main(int argc, char **argv) {
 
     std::string runDims = formatSizes(sizes);
     results.dims += (runIndex ? ";" : "") + runDims;
-
-    if (check) {
-      std::vector<double> expected(numElements(tensors[outIndex].shape));
-      std::vector<double> expectedLse(
-          lseIndex >= 0 ? numElements(tensors[lseIndex].shape) : 0);
-      computeReference(in, expected.data(),
-                       lseIndex >= 0 ? expectedLse.data() : nullptr);
-      // kind=mha: out's error (its own rounding, and the heads' output's,
-      // which W_o passes on) grows with its size.
-      bool scaleBySize = in.isMultiHead && toleranceOpt < 0;
-      results.ok &=
-          checkOutput("check", runDims, tensors[outIndex], outDesc, expected,
-                      results.tolerance, scaleBySize, results.maxAbsErr);
-      if (lseIndex >= 0)
-        results.ok &=
-            checkOutput("check lse", runDims, tensors[lseIndex],
-                        signature->operands[lseIndex].desc, expectedLse,
-                        results.tolerance, scaleBySize, results.lseMaxAbsErr);
-    }
+    if (check)
+      checkRun(in, tensors, *signature, outIndex, lseIndex, runDims, results);
 
     if (!weights.empty() && runIndex == 0)
       if (int error = writeWeights(p, in.q, in.k, tensors[lseIndex],
@@ -1235,14 +1276,8 @@ int main(int argc, char **argv) {
         return error;
 
     if (bench && runIndex == 0) {
-      results.medianMs = medianMilliseconds(
-          [&] {
-            if (onGPU)
-              llvm::consumeError(launchGPURun(*device, gpuKernel, gpuRun));
-            else
-              callEntry(cpuKernel.entry, tensors);
-          },
-          runs);
+      results.medianMs =
+          medianMilliseconds([&] { kernel.rerun(tensors); }, runs);
       double flops = 2.0 * (p.headDim + p.valueDim) *
                      static_cast<double>(countVisiblePairs(p));
       results.gflops = flops / (results.medianMs * 1e-3) / 1e9;
@@ -1254,6 +1289,6 @@ int main(int argc, char **argv) {
 
   if (json)
     printJson(*source, results, lseIndex >= 0, threads, device.get(),
-              gpuKernel);
+              kernel.gpu);
   return results.ok ? 0 : 1;
 }
