@@ -730,28 +730,33 @@ static void checkArithmeticType(const Instruction &inst, Fail unsupported) {
   }
 }
 
-void Parser::decodeOpcode(std::string_view opcode, Instruction &inst) {
-  std::vector<std::string_view> parts = splitDots(opcode);
-  std::string_view base = parts[0];
-  auto unsupported = [&] {
-    fail("unsupported instruction '" + std::string(opcode) + "'");
-  };
-  // The types named, in order, and the flags every opcode may carry.
-  std::vector<Type> types;
-  auto has = [&](std::string_view word) {
+namespace {
+/// An opcode's dot-separated words: the base first, then the types it
+/// names (also listed in order in `types`) and its modifiers.
+struct OpcodeWords {
+  explicit OpcodeWords(std::string_view opcode) : parts(splitDots(opcode)) {
     for (size_t i = 1; i < parts.size(); ++i)
-      if (parts[i] == word)
-        return true;
-    return false;
-  };
-  for (size_t i = 1; i < parts.size(); ++i)
-    if (std::optional<Type> type = parseType(parts[i]))
-      types.push_back(*type);
-  inst.ftz = has("ftz");
-  inst.sat = has("sat");
-  inst.nan = has("NaN");
-  inst.roundDown = has("rm");
-  inst.type = types.empty() ? Type::None : types.back();
+      if (std::optional<Type> type = parseType(parts[i]))
+        types.push_back(*type);
+  }
+  std::string_view base() const { return parts[0]; }
+  bool has(std::string_view word) const {
+    return std::find(parts.begin() + 1, parts.end(), word) != parts.end();
+  }
+
+  std::vector<std::string_view> parts;
+  std::vector<Type> types;
+};
+} // namespace
+
+// Each decoder below decodes one family of opcodes into `inst` and says
+// whether `words` is of that family; `unsupported` refuses a form of it the
+// emulator does not run.
+
+/// Integer and f32 arithmetic, comparisons and bit manipulation.
+template <typename Fail>
+static bool decodeArithmetic(const OpcodeWords &words, Instruction &inst,
+                             Fail unsupported) {
   static const std::unordered_map<std::string_view, Opcode> simple = {
       {"mov", Opcode::Mov},
       {"add", Opcode::Add},
@@ -775,83 +780,102 @@ void Parser::decodeOpcode(std::string_view opcode, Instruction &inst) {
       {"ex2", Opcode::Ex2},
       {"copysign", Opcode::Copysign},
   };
+  std::string_view base = words.base();
+  size_t typeCount = words.types.size();
   if (auto it = simple.find(base); it != simple.end()) {
     inst.op = it->second;
-    if (types.size() != 1)
+    if (typeCount != 1)
       unsupported();
-    if ((inst.op == Opcode::Rcp || inst.op == Opcode::Ex2) && !has("approx") &&
-        !has("rn"))
+    if ((inst.op == Opcode::Rcp || inst.op == Opcode::Ex2) &&
+        !words.has("approx") && !words.has("rn"))
       unsupported();
     checkArithmeticType(inst, unsupported);
-    return;
+    return true;
   }
   if (base == "mul" || base == "mad") {
-    if (types.size() != 1 || (base == "mad" && (has("wide") || has("hi"))))
+    bool wide = words.has("wide"), hi = words.has("hi");
+    if (typeCount != 1 || (base == "mad" && (wide || hi)))
       unsupported();
     inst.op = base == "mad" ? Opcode::Mad
-              : has("wide") ? Opcode::MulWide
-              : has("hi")   ? Opcode::MulHi
+              : wide        ? Opcode::MulWide
+              : hi          ? Opcode::MulHi
                             : Opcode::Mul;
     checkArithmeticType(inst, unsupported);
-    return;
+    return true;
   }
   if (base == "shf") {
     // shf.{l,r}.{wrap,clamp}.b32: a funnel shift of the pair {b, a}.
-    bool left = has("l"), wrap = has("wrap");
-    if (types.size() != 1 || inst.type != Type::B32 || left == has("r") ||
-        wrap == has("clamp"))
+    bool left = words.has("l"), wrap = words.has("wrap");
+    if (typeCount != 1 || inst.type != Type::B32 || left == words.has("r") ||
+        wrap == words.has("clamp"))
       unsupported();
     inst.op = Opcode::Shf;
     inst.cmp = (left ? kShfLeft : 0) | (wrap ? 0 : kShfClamp);
-    return;
+    return true;
   }
   if (base == "prmt") {
     // prmt.b32 in its default mode only (LLVM packs two bf16 with it
     // before sm_80, which has no cvt to bf16x2).
-    if (types.size() != 1 || inst.type != Type::B32 || parts.size() != 2)
+    if (typeCount != 1 || inst.type != Type::B32 || words.parts.size() != 2)
       unsupported();
     inst.op = Opcode::Prmt;
-    return;
+    return true;
   }
   if (base == "setp") {
-    if (types.size() != 1 || parts.size() < 3)
+    if (typeCount != 1 || words.parts.size() < 3)
       unsupported();
-    std::optional<Compare> compare = parseCompare(parts[1]);
+    std::optional<Compare> compare = parseCompare(words.parts[1]);
     if (!compare)
       unsupported();
     inst.op = Opcode::Setp;
     inst.cmp = static_cast<uint8_t>(*compare);
-    return;
+    return true;
   }
-  if (base == "cvt") {
-    if (types.size() != 2)
+  return false;
+}
+
+/// Conversions between types and between address spaces.
+template <typename Fail>
+static bool decodeConversion(const OpcodeWords &words, Instruction &inst,
+                             Fail unsupported) {
+  if (words.base() == "cvt") {
+    if (words.types.size() != 2)
       unsupported();
     // Round to nearest (or exact) only: the kernels use no other mode.
     for (std::string_view mode : {"rz", "rm", "rp", "rzi", "rmi", "rpi"})
-      if (has(mode))
+      if (words.has(mode))
         unsupported();
     inst.op = Opcode::Cvt;
-    inst.type = types[0];
-    inst.srcType = types[1];
-    return;
+    inst.type = words.types[0];
+    inst.srcType = words.types[1];
+    return true;
   }
-  if (base == "cvta") {
+  if (words.base() == "cvta") {
     // cvta.to.global.u64: global addresses are generic ones here.
-    if (!has("to") || !has("global"))
+    if (!words.has("to") || !words.has("global"))
       unsupported();
     inst.op = Opcode::Cvta;
-    return;
+    return true;
   }
+  return false;
+}
+
+/// Loads, stores, asynchronous copies and ldmatrix.
+template <typename Fail>
+static bool decodeMemory(const OpcodeWords &words, Instruction &inst,
+                         Fail unsupported) {
+  std::string_view base = words.base();
+  const std::vector<std::string_view> &parts = words.parts;
   if (base == "ld" || base == "st") {
     inst.op = base == "ld" ? Opcode::Ld : Opcode::St;
-    inst.space = has("global")   ? Space::Global
-                 : has("shared") ? Space::Shared
-                 : has("param")  ? Space::Param
-                                 : Space::None;
-    if (inst.space == Space::None || types.size() != 1)
+    inst.space = words.has("global")   ? Space::Global
+                 : words.has("shared") ? Space::Shared
+                 : words.has("param")  ? Space::Param
+                                       : Space::None;
+    if (inst.space == Space::None || words.types.size() != 1)
       unsupported();
-    inst.vec = has("v4") ? 4 : has("v2") ? 2 : 1;
-    return;
+    inst.vec = words.has("v4") ? 4 : words.has("v2") ? 2 : 1;
+    return true;
   }
   if (base == "cp") {
     if (parts.size() >= 3 && parts[1] == "async" && parts[2] == "commit_group")
@@ -866,15 +890,39 @@ void Parser::decodeOpcode(std::string_view opcode, Instruction &inst) {
     else
       unsupported();
     inst.vec = parts[2] == "wait_all";
-    return;
+    return true;
   }
+  if (base == "ldmatrix") {
+    if (!words.has("m8n8") || !words.has("shared") || inst.type != Type::B16)
+      unsupported();
+    inst.op = Opcode::Ldmatrix;
+    inst.vec = words.has("x4")   ? 4
+               : words.has("x2") ? 2
+               : words.has("x1") ? 1
+                                 : 0;
+    inst.trans = words.has("trans");
+    inst.space = Space::Shared;
+    if (!inst.vec)
+      unsupported();
+    return true;
+  }
+  return false;
+}
+
+/// Branches, returns, shuffles, barriers and the tensor cores' mma.
+template <typename Fail>
+static bool decodeControlAndWarp(const OpcodeWords &words, Instruction &inst,
+                                 Fail unsupported) {
+  std::string_view base = words.base();
+  const std::vector<std::string_view> &parts = words.parts;
+  const std::vector<Type> &types = words.types;
   if (base == "bra") {
     inst.op = Opcode::Bra;
-    return;
+    return true;
   }
   if (base == "ret" || base == "exit") {
     inst.op = Opcode::Ret;
-    return;
+    return true;
   }
   if (base == "shfl") {
     static const std::unordered_map<std::string_view, ShuffleMode> modes = {
@@ -888,40 +936,47 @@ void Parser::decodeOpcode(std::string_view opcode, Instruction &inst) {
       unsupported();
     inst.op = Opcode::Shfl;
     inst.cmp = static_cast<uint8_t>(it->second);
-    return;
+    return true;
   }
   if (base == "bar" || base == "barrier") {
-    if (has("red") && has("or") && inst.type == Type::Pred)
+    if (words.has("red") && words.has("or") && inst.type == Type::Pred)
       inst.op = Opcode::BarRedOr;
-    else if (has("sync") && types.empty())
+    else if (words.has("sync") && types.empty())
       inst.op = Opcode::BarSync;
     else
       unsupported();
-    return;
+    return true;
   }
   if (base == "mma") {
     // mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32
-    if (!has("m16n8k16") || !has("row") || !has("col") || types.size() != 4 ||
-        types[0] != Type::F32 || types[3] != Type::F32 ||
+    if (!words.has("m16n8k16") || !words.has("row") || !words.has("col") ||
+        types.size() != 4 || types[0] != Type::F32 || types[3] != Type::F32 ||
         types[1] != types[2] ||
         (types[1] != Type::F16 && types[1] != Type::BF16))
       unsupported();
     inst.op = Opcode::Mma;
     inst.srcType = types[1];
-    return;
+    return true;
   }
-  if (base == "ldmatrix") {
-    if (!has("m8n8") || !has("shared") || inst.type != Type::B16)
-      unsupported();
-    inst.op = Opcode::Ldmatrix;
-    inst.vec = has("x4") ? 4 : has("x2") ? 2 : has("x1") ? 1 : 0;
-    inst.trans = has("trans");
-    inst.space = Space::Shared;
-    if (!inst.vec)
-      unsupported();
-    return;
-  }
-  unsupported();
+  return false;
+}
+
+void Parser::decodeOpcode(std::string_view opcode, Instruction &inst) {
+  OpcodeWords words(opcode);
+  auto unsupported = [&] {
+    fail("unsupported instruction '" + std::string(opcode) + "'");
+  };
+  // The flags every opcode may carry; the type is the last one named.
+  inst.ftz = words.has("ftz");
+  inst.sat = words.has("sat");
+  inst.nan = words.has("NaN");
+  inst.roundDown = words.has("rm");
+  inst.type = words.types.empty() ? Type::None : words.types.back();
+  if (!decodeArithmetic(words, inst, unsupported) &&
+      !decodeConversion(words, inst, unsupported) &&
+      !decodeMemory(words, inst, unsupported) &&
+      !decodeControlAndWarp(words, inst, unsupported))
+    unsupported();
 }
 
 std::unique_ptr<Module> attn::emulator::parsePTX(std::string_view text,
