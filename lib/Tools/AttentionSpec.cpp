@@ -656,7 +656,8 @@ llvm::Expected<AttentionSpec> mlir::attn::parseAttentionSpec(StringRef text) {
     return std::move(error);
   if (llvm::Error error = parseFlags(*values, spec))
     return std::move(error);
-  // The keys whose values have grammars of their own.
+  // The keys whose values have grammars of their own; `kind` after `mod`,
+  // which it constrains.
   using ValueParser = llvm::Error (*)(StringRef, AttentionSpec &);
   static constexpr std::pair<const char *, ValueParser> kValueParsers[] = {
       {"mask", parseMask},
