@@ -30,6 +30,7 @@
 // RUN: env ATTN_EMULATOR_MAX_STEPS=10000 %t/emulator spin 2>&1 | FileCheck %s --check-prefix=SPIN
 // RUN: env ATTN_EMULATOR_MAX_STEPS=ten %t/emulator spin 2>&1 | FileCheck %s --check-prefix=BADSTEPS
 // RUN: %t/emulator unsupported 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: %t/emulator forms 2>&1 | FileCheck %s --check-prefix=FORMS
 // RUN: %t/emulator bareguard 2>&1 | FileCheck %s --check-prefix=BAREGUARD
 // RUN: %t/emulator nobase 2>&1 | FileCheck %s --check-prefix=NOBASE
 // RUN: %t/emulator baddirective 2>&1 | FileCheck %s --check-prefix=BADDIRECTIVE
@@ -83,6 +84,23 @@
 // BADSTEPS: spin: launch 1,
 // UNKNOWN: cannot load the PTX: line 6: unsupported instruction 'tex.1d.v4.f32.s32'
 // UNKNOWN: unsupported: load 218, a PTX JIT compilation failed
+// Forms of the opcodes the emulator runs that it does not: one kernel each,
+// refused on load, at least one per family of the decoder (arithmetic,
+// conversions, memory, control and warp).
+// FORMS: line 6: unsupported instruction 'rcp.f32'
+// FORMS: line 6: unsupported instruction 'rem.f32'
+// FORMS: line 6: unsupported instruction 'mad.wide.u32'
+// FORMS: line 6: unsupported instruction 'shf.l.b32'
+// FORMS: line 6: unsupported instruction 'setp.s32'
+// FORMS: line 6: unsupported instruction 'cvt.rz.f32.f16'
+// FORMS: line 6: unsupported instruction 'cvta.shared.u64'
+// FORMS: line 6: unsupported instruction 'ld.local.u32'
+// FORMS: line 6: unsupported instruction 'cp.async.bulk.shared.global'
+// FORMS: line 6: unsupported instruction 'ldmatrix.sync.aligned.m8n8.shared.b16'
+// FORMS: line 6: unsupported instruction 'shfl.sync.rotate.b32'
+// FORMS: line 6: unsupported instruction 'bar.arrive.b32'
+// FORMS: line 6: unsupported instruction 'mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32'
+// FORMS: forms: 13 refused, 0 loaded
 // Malformed PTX the fuzzer found (it crashed the parser): refused.
 // BAREGUARD: cannot load the PTX: line 7: a guard with no instruction: '@%p1'
 // BAREGUARD: bareguard: load 218, a PTX JIT compilation failed
@@ -215,6 +233,47 @@ static const char *kUnsupportedPTX =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
     ".visible .entry tex(.param .u64 p)\n{\n"
     "  tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [t, {%r1}];\n  ret;\n}\n";
+
+// Each refused by its family of the decoder: rcp without .approx or .rn,
+// rem of floats, a wide mad, a funnel shift with no mode, a setp with no
+// comparison, a cvt rounding towards zero, cvta to shared, a local load, a
+// bulk copy, ldmatrix with no count, a shuffle mode PTX lacks, a barrier
+// arrive, the tensor cores' k8 shape.
+static const char *const kRefusedForms[] = {
+    "rcp.f32",
+    "rem.f32",
+    "mad.wide.u32",
+    "shf.l.b32",
+    "setp.s32",
+    "cvt.rz.f32.f16",
+    "cvta.shared.u64",
+    "ld.local.u32",
+    "cp.async.bulk.shared.global",
+    "ldmatrix.sync.aligned.m8n8.shared.b16",
+    "shfl.sync.rotate.b32",
+    "bar.arrive.b32",
+    "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+};
+
+static int runRefusedForms(void) {
+  int refused = 0, loaded = 0;
+  for (size_t i = 0; i < sizeof kRefusedForms / sizeof *kRefusedForms; ++i) {
+    char ptx[256];
+    snprintf(ptx, sizeof ptx,
+             ".version 8.0\n.target sm_90\n.address_size 64\n"
+             ".visible .entry form()\n{\n  %s;\n  ret;\n}\n",
+             kRefusedForms[i]);
+    CUmodule module;
+    if (cuModuleLoadData(&module, ptx) == CUDA_SUCCESS) {
+      ++loaded;
+      cuModuleUnload(module);
+    } else {
+      ++refused;
+    }
+  }
+  printf("forms: %d refused, %d loaded\n", refused, loaded);
+  return loaded != 0;
+}
 
 static const char *kBareGuardPTX =
     ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -610,6 +669,8 @@ int main(int argc, char **argv) {
     return runPermute();
   if (!strcmp(name, "scalars"))
     return runScalars();
+  if (!strcmp(name, "forms"))
+    return runRefusedForms();
   if (!strcmp(name, "print") && argc > 2) {
     const char *ptx = !strcmp(argv[2], "pairs")     ? kPairsPTX
                       : !strcmp(argv[2], "scalars") ? kScalarsPTX
