@@ -108,42 +108,17 @@ static FailureOr<SmallVector<Role>> multiHeadRoles(func::FuncOp func,
   return roles;
 }
 
-FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
-  Block &body = func.getBody().front();
-  auto kernelOps = llvm::to_vector(
-      llvm::make_filter_range(llvm::make_pointer_range(body),
-                              [](Operation *op) { return isKernelOp(op); }));
-  if (kernelOps.size() != 1)
-    return func.emitError() << "a kernel function must hold exactly one "
-                               "attn.attention, attn.linear_attention, "
-                               "attn.additive_attention or "
-                               "attn.multi_head_attention at its top level, "
-                               "found "
-                            << kernelOps.size();
-  Operation *kernelOp = kernelOps.front();
-  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (!ret || ret.getOperands() != kernelOp->getResults())
-    return func.emitError()
-           << "a kernel function must return the attention's results";
-  KernelSignature signature;
-  std::fill(std::begin(signature.staticSizes), std::end(signature.staticSizes),
-            -1);
-  SmallVector<Role> roles;
-  if (auto mha = dyn_cast<MultiHeadAttentionOp>(kernelOp)) {
-    FailureOr<SmallVector<Role>> mhaRoles =
-        multiHeadRoles(func, mha, signature.staticSizes);
-    if (failed(mhaRoles))
-      return failure();
-    roles = std::move(*mhaRoles);
-  }
+/// The operands of an attn.attention, attn.linear_attention or
+/// attn.additive_attention, in the order the kernel takes them.
+static FailureOr<SmallVector<Role>> attentionRoles(func::FuncOp func,
+                                                   Operation *kernelOp) {
   // Only attn.attention takes masks, biases, key lengths and an lse.
   auto op = dyn_cast<AttentionOp>(kernelOp);
   auto linear = dyn_cast<LinearAttentionOp>(kernelOp);
   auto additive = dyn_cast<AdditiveAttentionOp>(kernelOp);
-  Layout layout = op         ? op.getLayout()
-                  : linear   ? linear.getLayout()
-                  : additive ? additive.getLayout()
-                             : Layout::BSHD;
+  Layout layout = op       ? op.getLayout()
+                  : linear ? linear.getLayout()
+                           : additive.getLayout();
 
   // Symbols of each dimension of [B, Hq, Sq, D] etc., in the op's layout.
   bool bhsd = layout == Layout::BHSD;
@@ -151,13 +126,13 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     return bhsd ? SmallVector<int64_t>{ATTN_SYM_B, heads, seq, feature}
                 : SmallVector<int64_t>{ATTN_SYM_B, seq, heads, feature};
   };
-  if (op || linear || additive)
-    roles = {{"q", kernelOp->getOperand(0),
-              headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_D)},
-             {"k", kernelOp->getOperand(1),
-              headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_D)},
-             {"v", kernelOp->getOperand(2),
-              headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_DV)}};
+  SmallVector<Role> roles = {
+      {"q", kernelOp->getOperand(0),
+       headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_D)},
+      {"k", kernelOp->getOperand(1),
+       headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_D)},
+      {"v", kernelOp->getOperand(2),
+       headTensorDims(ATTN_SYM_HKV, ATTN_SYM_SK, ATTN_SYM_DV)}};
   if (additive) {
     // w_q, w_k [D, A] and w_score [A]: A is fixed.
     auto attentionDim = [&](Value weight, int64_t d) {
@@ -200,56 +175,93 @@ FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
     roles.push_back(
         {"block_mask", blockMask, dims, {0, 0, sizes[0], sizes[1]}});
   }
-  if (op || linear || additive)
-    roles.push_back({"out",
-                     op       ? op.getInit()
-                     : linear ? linear.getInit()
-                              : additive.getInit(),
-                     headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
+  roles.push_back({"out",
+                   op       ? op.getInit()
+                   : linear ? linear.getInit()
+                            : additive.getInit(),
+                   headTensorDims(ATTN_SYM_HQ, ATTN_SYM_SQ, ATTN_SYM_DV)});
   if (Value lse = op ? op.getLseInit() : Value())
     roles.push_back({"lse", lse, {ATTN_SYM_B, ATTN_SYM_HQ, ATTN_SYM_SQ}});
+  return roles;
+}
+
+/// The DLPack descriptor of `role`'s operand, recording the static sizes
+/// it fixes in `staticSizes`.
+static FailureOr<KernelOperand>
+describeOperand(func::FuncOp func, const Role &role, int64_t *staticSizes) {
+  auto type = cast<RankedTensorType>(role.value.getType());
+  FailureOr<std::pair<int64_t, int64_t>> dtype =
+      dlpackType(type.getElementType());
+  if (failed(dtype))
+    return func.emitError() << "unsupported element type "
+                            << type.getElementType() << " for " << role.name;
+  KernelOperand operand;
+  operand.name = role.name.str();
+  operand.type = type;
+  operand.desc.ndim = type.getRank();
+  operand.desc.dtype_code = dtype->first;
+  operand.desc.dtype_bits = dtype->second;
+  std::fill(std::begin(operand.desc.dims), std::end(operand.desc.dims),
+            ATTN_DIM_BROADCAST);
+  std::fill(std::begin(operand.desc.blocks), std::end(operand.desc.blocks), 0);
+  for (auto [d, symbol] : llvm::enumerate(role.dims)) {
+    operand.desc.dims[d] = symbol;
+    if (d < role.blocks.size())
+      operand.desc.blocks[d] = role.blocks[d];
+    int64_t size = type.getDimSize(d);
+    if (symbol >= 0 && !ShapedType::isDynamic(size) && !operand.desc.blocks[d])
+      staticSizes[symbol] = size;
+  }
+  return operand;
+}
+
+FailureOr<KernelSignature> mlir::attn::analyzeKernel(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  auto kernelOps = llvm::to_vector(
+      llvm::make_filter_range(llvm::make_pointer_range(body),
+                              [](Operation *op) { return isKernelOp(op); }));
+  if (kernelOps.size() != 1)
+    return func.emitError() << "a kernel function must hold exactly one "
+                               "attn.attention, attn.linear_attention, "
+                               "attn.additive_attention or "
+                               "attn.multi_head_attention at its top level, "
+                               "found "
+                            << kernelOps.size();
+  Operation *kernelOp = kernelOps.front();
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret || ret.getOperands() != kernelOp->getResults())
+    return func.emitError()
+           << "a kernel function must return the attention's results";
+  KernelSignature signature;
+  std::fill(std::begin(signature.staticSizes), std::end(signature.staticSizes),
+            -1);
+  auto mha = dyn_cast<MultiHeadAttentionOp>(kernelOp);
+  FailureOr<SmallVector<Role>> roles =
+      mha ? multiHeadRoles(func, mha, signature.staticSizes)
+          : attentionRoles(func, kernelOp);
+  if (failed(roles))
+    return failure();
 
   std::string expectedOrder;
-  for (const Role &role : roles)
+  for (const Role &role : *roles)
     expectedOrder += (expectedOrder.empty() ? "" : ", ") + role.name.str();
-  if (func.getNumArguments() != roles.size())
+  if (func.getNumArguments() != roles->size())
     return func.emitError() << "a kernel function takes the attention operands "
                                "as its arguments, in the order ("
                             << expectedOrder << "); it has "
                             << func.getNumArguments() << " argument(s)";
 
-  for (auto [index, role] : llvm::enumerate(roles)) {
+  for (auto [index, role] : llvm::enumerate(*roles)) {
     if (role.value != func.getArgument(index))
       return func.emitError()
              << "argument #" << index << " of a kernel function must be the "
              << role.name << " operand of " << kernelOp->getName()
              << "; expected order (" << expectedOrder << ")";
-    auto type = cast<RankedTensorType>(role.value.getType());
-    FailureOr<std::pair<int64_t, int64_t>> dtype =
-        dlpackType(type.getElementType());
-    if (failed(dtype))
-      return func.emitError() << "unsupported element type "
-                              << type.getElementType() << " for " << role.name;
-    KernelOperand operand;
-    operand.name = role.name.str();
-    operand.type = type;
-    operand.desc.ndim = type.getRank();
-    operand.desc.dtype_code = dtype->first;
-    operand.desc.dtype_bits = dtype->second;
-    std::fill(std::begin(operand.desc.dims), std::end(operand.desc.dims),
-              ATTN_DIM_BROADCAST);
-    std::fill(std::begin(operand.desc.blocks), std::end(operand.desc.blocks),
-              0);
-    for (auto [d, symbol] : llvm::enumerate(role.dims)) {
-      operand.desc.dims[d] = symbol;
-      if (d < role.blocks.size())
-        operand.desc.blocks[d] = role.blocks[d];
-      int64_t size = type.getDimSize(d);
-      if (symbol >= 0 && !ShapedType::isDynamic(size) &&
-          !operand.desc.blocks[d])
-        signature.staticSizes[symbol] = size;
-    }
-    signature.operands.push_back(operand);
+    FailureOr<KernelOperand> operand =
+        describeOperand(func, role, signature.staticSizes);
+    if (failed(operand))
+      return failure();
+    signature.operands.push_back(*operand);
   }
   return signature;
 }
