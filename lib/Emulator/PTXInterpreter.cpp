@@ -126,6 +126,11 @@ private:
   void runThread(Thread &t);
   bool step(Thread &t);
   void runCollective(std::vector<Thread *> &lanes);
+  /// The collectives, on the warp's lanes by lane id (null where absent).
+  void shuffle(const Instruction &inst, const std::vector<Thread *> &lanes,
+               Thread *const *byLane, uint32_t here, uint32_t exist);
+  void loadMatrices(const Instruction &inst, Thread *const *byLane);
+  void multiplyFragments(const Instruction &inst, Thread *const *byLane);
   void runBarrier();
 
   uint64_t special(const Thread &t, int64_t which) const;
@@ -894,7 +899,6 @@ void BlockRunner::runCollective(std::vector<Thread *> &lanes) {
                    "(PTX lines " +
                        std::to_string(kernel.code[lane->pc].line) + " and " +
                        std::to_string(inst.line) + ")");
-  const auto &ops = inst.operands;
   uint32_t warpBase = first.id / 32 * 32;
   // Lanes by lane id, and the mask of those here and of those that exist.
   Thread *byLane[32] = {};
@@ -906,119 +910,135 @@ void BlockRunner::runCollective(std::vector<Thread *> &lanes) {
   for (uint32_t l = 0; l < 32 && warpBase + l < threadCount; ++l)
     exist |= 1u << l;
   if (inst.op == Opcode::Shfl) {
-    std::vector<uint64_t> result(lanes.size());
-    for (size_t i = 0; i < lanes.size(); ++i) {
-      Thread &t = *lanes[i];
-      uint32_t lane = t.id % 32, b = read(t, ops[2]) & 31,
-               c = static_cast<uint32_t>(read(t, ops[3]));
-      uint32_t members = static_cast<uint32_t>(read(t, ops[4]));
-      if ((members ^ here) & exist)
-        fault(t, "shfl.sync's member mask does not match the lanes "
-                 "that reach it");
-      uint32_t segment = (c >> 8) & 31, clamp = c & 31;
-      uint32_t maxLane = (lane & segment) | (clamp & ~segment);
-      uint32_t minLane = lane & segment;
-      int32_t j = 0;
-      bool inRange = false;
-      switch (static_cast<ShuffleMode>(inst.cmp)) {
-      case ShuffleMode::Up:
-        j = int32_t(lane) - int32_t(b), inRange = j >= int32_t(maxLane);
-        break;
-      case ShuffleMode::Down:
-        j = int32_t(lane + b), inRange = j <= int32_t(maxLane);
-        break;
-      case ShuffleMode::Bfly:
-        j = int32_t(lane ^ b), inRange = j <= int32_t(maxLane);
-        break;
-      case ShuffleMode::Idx:
-        j = int32_t(minLane | (b & ~segment)), inRange = j <= int32_t(maxLane);
-        break;
-      }
-      if (!inRange)
-        j = int32_t(lane);
-      Thread *source = byLane[j];
-      if (!source)
-        fault(t, "shfl.sync reads lane " + std::to_string(j) +
-                     ", which does not take part");
-      result[i] = narrow(read(*source, ops[1]), 4, false);
-    }
-    for (size_t i = 0; i < lanes.size(); ++i)
-      lanes[i]->regs[ops[0].reg] = result[i];
+    shuffle(inst, lanes, byLane, here, exist);
   } else {
     if (lanes.size() != 32)
       fault(first,
             std::string(inst.op == Opcode::Mma ? "mma.sync" : "ldmatrix") +
                 " needs all 32 lanes of the warp, " +
                 std::to_string(lanes.size()) + " reach it");
-    if (inst.op == Opcode::Ldmatrix) {
-      // Matrix m's row r comes from the address of lane 8 m + r.
-      uint16_t rows[4][8][8];
-      for (uint32_t m = 0; m < inst.vec; ++m)
-        for (uint32_t r = 0; r < 8; ++r) {
-          Thread &source = *byLane[8 * m + r];
-          uint64_t at = address(source, ops[inst.vec]);
-          if (at % 16)
-            fault(source, "misaligned ldmatrix row address");
-          load(source, Space::Shared, at, 16, rows[m][r]);
-        }
-      // Each matrix is one phase: 8 rows of 16 bytes.
-      if (profile)
-        for (uint32_t m = 0; m < inst.vec; ++m) {
-          std::vector<uint64_t> words;
-          for (uint32_t r = 0; r < 8; ++r)
-            for (uint64_t w = 0; w < 4; ++w)
-              words.push_back(address(*byLane[8 * m + r], ops[inst.vec]) / 4 +
-                              w);
-          tallyPhase(words, *profile);
-        }
-      for (uint32_t lane = 0; lane < 32; ++lane)
-        for (uint32_t m = 0; m < inst.vec; ++m) {
-          uint32_t g = lane / 4, c = 2 * (lane % 4);
-          uint32_t lo = inst.trans ? rows[m][c][g] : rows[m][g][c];
-          uint32_t hi = inst.trans ? rows[m][c + 1][g] : rows[m][g][c + 1];
-          byLane[lane]->regs[ops[m].reg] = lo | (hi << 16);
-        }
-    } else {
-      // m16n8k16: A 16x16 (4 registers), B 16x8 (2), C and D 16x8 (4).
-      float a[16][16], b[16][8], c[16][8];
-      auto element = [&](uint64_t reg, bool high) {
-        uint16_t bits = static_cast<uint16_t>(high ? reg >> 16 : reg);
-        return inst.srcType == Type::BF16 ? bfloatToFloat(bits)
-                                          : halfToFloat(bits);
-      };
-      for (uint32_t lane = 0; lane < 32; ++lane) {
-        Thread &t = *byLane[lane];
-        uint32_t g = lane / 4, k = 2 * (lane % 4);
-        for (uint32_t i = 0; i < 4; ++i) {
-          uint64_t reg = t.regs[ops[4 + i].reg];
-          uint32_t row = g + 8 * (i % 2), col = k + 8 * (i / 2);
-          a[row][col] = element(reg, false);
-          a[row][col + 1] = element(reg, true);
-        }
-        for (uint32_t i = 0; i < 2; ++i) {
-          uint64_t reg = t.regs[ops[8 + i].reg];
-          b[k + 8 * i][g] = element(reg, false);
-          b[k + 8 * i + 1][g] = element(reg, true);
-        }
-        for (uint32_t i = 0; i < 4; ++i)
-          c[g + 8 * (i / 2)][k + i % 2] =
-              bitsToFloat(static_cast<uint32_t>(t.regs[ops[10 + i].reg]));
-      }
-      for (uint32_t lane = 0; lane < 32; ++lane) {
-        uint32_t g = lane / 4, k = 2 * (lane % 4);
-        for (uint32_t i = 0; i < 4; ++i) {
-          uint32_t row = g + 8 * (i / 2), col = k + i % 2;
-          float sum = c[row][col];
-          for (uint32_t x = 0; x < 16; ++x)
-            sum += a[row][x] * b[x][col];
-          byLane[lane]->regs[ops[i].reg] = floatToBits(sum);
-        }
-      }
-    }
+    if (inst.op == Opcode::Ldmatrix)
+      loadMatrices(inst, byLane);
+    else
+      multiplyFragments(inst, byLane);
   }
   for (Thread *lane : lanes) {
     lane->state = Thread::Running;
     ++lane->pc;
+  }
+}
+
+void BlockRunner::shuffle(const Instruction &inst,
+                          const std::vector<Thread *> &lanes,
+                          Thread *const *byLane, uint32_t here,
+                          uint32_t exist) {
+  const auto &ops = inst.operands;
+  std::vector<uint64_t> result(lanes.size());
+  for (size_t i = 0; i < lanes.size(); ++i) {
+    Thread &t = *lanes[i];
+    uint32_t lane = t.id % 32, b = read(t, ops[2]) & 31,
+             c = static_cast<uint32_t>(read(t, ops[3]));
+    uint32_t members = static_cast<uint32_t>(read(t, ops[4]));
+    if ((members ^ here) & exist)
+      fault(t, "shfl.sync's member mask does not match the lanes "
+               "that reach it");
+    uint32_t segment = (c >> 8) & 31, clamp = c & 31;
+    uint32_t maxLane = (lane & segment) | (clamp & ~segment);
+    uint32_t minLane = lane & segment;
+    int32_t j = 0;
+    bool inRange = false;
+    switch (static_cast<ShuffleMode>(inst.cmp)) {
+    case ShuffleMode::Up:
+      j = int32_t(lane) - int32_t(b), inRange = j >= int32_t(maxLane);
+      break;
+    case ShuffleMode::Down:
+      j = int32_t(lane + b), inRange = j <= int32_t(maxLane);
+      break;
+    case ShuffleMode::Bfly:
+      j = int32_t(lane ^ b), inRange = j <= int32_t(maxLane);
+      break;
+    case ShuffleMode::Idx:
+      j = int32_t(minLane | (b & ~segment)), inRange = j <= int32_t(maxLane);
+      break;
+    }
+    if (!inRange)
+      j = int32_t(lane);
+    Thread *source = byLane[j];
+    if (!source)
+      fault(t, "shfl.sync reads lane " + std::to_string(j) +
+                   ", which does not take part");
+    result[i] = narrow(read(*source, ops[1]), 4, false);
+  }
+  for (size_t i = 0; i < lanes.size(); ++i)
+    lanes[i]->regs[ops[0].reg] = result[i];
+}
+
+void BlockRunner::loadMatrices(const Instruction &inst, Thread *const *byLane) {
+  const auto &ops = inst.operands;
+  // Matrix m's row r comes from the address of lane 8 m + r.
+  uint16_t rows[4][8][8];
+  for (uint32_t m = 0; m < inst.vec; ++m)
+    for (uint32_t r = 0; r < 8; ++r) {
+      Thread &source = *byLane[8 * m + r];
+      uint64_t at = address(source, ops[inst.vec]);
+      if (at % 16)
+        fault(source, "misaligned ldmatrix row address");
+      load(source, Space::Shared, at, 16, rows[m][r]);
+    }
+  // Each matrix is one phase: 8 rows of 16 bytes.
+  if (profile)
+    for (uint32_t m = 0; m < inst.vec; ++m) {
+      std::vector<uint64_t> words;
+      for (uint32_t r = 0; r < 8; ++r)
+        for (uint64_t w = 0; w < 4; ++w)
+          words.push_back(address(*byLane[8 * m + r], ops[inst.vec]) / 4 + w);
+      tallyPhase(words, *profile);
+    }
+  for (uint32_t lane = 0; lane < 32; ++lane)
+    for (uint32_t m = 0; m < inst.vec; ++m) {
+      uint32_t g = lane / 4, c = 2 * (lane % 4);
+      uint32_t lo = inst.trans ? rows[m][c][g] : rows[m][g][c];
+      uint32_t hi = inst.trans ? rows[m][c + 1][g] : rows[m][g][c + 1];
+      byLane[lane]->regs[ops[m].reg] = lo | (hi << 16);
+    }
+}
+
+void BlockRunner::multiplyFragments(const Instruction &inst,
+                                    Thread *const *byLane) {
+  const auto &ops = inst.operands;
+  // m16n8k16: A 16x16 (4 registers), B 16x8 (2), C and D 16x8 (4).
+  float a[16][16], b[16][8], c[16][8];
+  auto element = [&](uint64_t reg, bool high) {
+    uint16_t bits = static_cast<uint16_t>(high ? reg >> 16 : reg);
+    return inst.srcType == Type::BF16 ? bfloatToFloat(bits) : halfToFloat(bits);
+  };
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    Thread &t = *byLane[lane];
+    uint32_t g = lane / 4, k = 2 * (lane % 4);
+    for (uint32_t i = 0; i < 4; ++i) {
+      uint64_t reg = t.regs[ops[4 + i].reg];
+      uint32_t row = g + 8 * (i % 2), col = k + 8 * (i / 2);
+      a[row][col] = element(reg, false);
+      a[row][col + 1] = element(reg, true);
+    }
+    for (uint32_t i = 0; i < 2; ++i) {
+      uint64_t reg = t.regs[ops[8 + i].reg];
+      b[k + 8 * i][g] = element(reg, false);
+      b[k + 8 * i + 1][g] = element(reg, true);
+    }
+    for (uint32_t i = 0; i < 4; ++i)
+      c[g + 8 * (i / 2)][k + i % 2] =
+          bitsToFloat(static_cast<uint32_t>(t.regs[ops[10 + i].reg]));
+  }
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    uint32_t g = lane / 4, k = 2 * (lane % 4);
+    for (uint32_t i = 0; i < 4; ++i) {
+      uint32_t row = g + 8 * (i / 2), col = k + i % 2;
+      float sum = c[row][col];
+      for (uint32_t x = 0; x < 16; ++x)
+        sum += a[row][x] * b[x][col];
+      byLane[lane]->regs[ops[i].reg] = floatToBits(sum);
+    }
   }
 }
 
